@@ -1,0 +1,166 @@
+#pragma once
+/// @file Runner: one world's step loop (Gazebo's SimulationRunner).
+///
+/// Owns the Registry, the EventBus, the systems and the initial snapshot used by reset. Control
+/// requests (pause, step N, run to a time, reset, RTF, step size) may come from any thread; they
+/// are queued and applied at the next step boundary.
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kestrel/core/time.h"
+#include "kestrel/ecs/registry.h"
+#include "kestrel/sim/event_bus.h"
+#include "kestrel/system.h"
+
+namespace kestrel::sim {
+
+/// A system instance as the Runner holds it.
+struct SystemEntry {
+  std::unique_ptr<System> system;
+  ecs::Entity entity = ecs::kNullEntity;  ///< what it is attached to
+  std::shared_ptr<const Element> config;  ///< its <plugin> element (or an empty one)
+  std::string name;                       ///< e.g. "kestrel::systems::Physics"
+  std::string origin;                     ///< where it came from: "world.sdf:12", "default"
+  int priority = priority::kDefault;
+  // Phase interfaces (null if not implemented), resolved once at add time.
+  ISystemConfigurePriority* configure_priority = nullptr;
+  ISystemConfigure* configure = nullptr;
+  ISystemPreUpdate* pre_update = nullptr;
+  ISystemUpdate* update = nullptr;
+  ISystemPostUpdate* post_update = nullptr;
+  ISystemReset* reset = nullptr;
+};
+
+/// Run statistics. RTF is over a sliding window of the last ~1 s of wall time.
+struct RunStats {
+  Duration sim_time{0};
+  Duration real_time{0};
+  std::uint64_t iterations = 0;
+  double rtf = 0;               ///< sim time / real time over the window
+  double iterations_per_s = 0;  ///< over the window
+  bool paused = false;
+};
+
+/// Published on the EventBus after each step (after PostUpdate, before end_step).
+struct StepDone {
+  UpdateInfo info;
+};
+
+class Runner {
+ public:
+  struct Options {
+    std::string world_name = "default";
+    Duration step_size{1'000'000};  ///< [ns]
+    double real_time_factor = 1.0;  ///< 0 = as fast as possible
+    bool paused = false;            ///< start paused
+    std::uint64_t seed = 0;         ///< world seed (systems derive their streams from it)
+    /// Run PostUpdate of different systems concurrently on this many threads (0/1 = serial).
+    unsigned post_update_threads = 0;
+  };
+
+  explicit Runner(Options options);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  ecs::Registry& registry() { return registry_; }
+  const ecs::Registry& registry() const { return registry_; }
+  EventBus& events() { return events_; }
+  const Options& options() const { return options_; }
+  /// The world entity (created by the Runner, named options.world_name, with components::World).
+  ecs::Entity world() const { return world_; }
+
+  /// Adds a system. Priority: `config`'s <gz:system_priority> if present, else system->priority().
+  /// Must be called before configure().
+  SystemEntry& add_system(std::unique_ptr<System> system, ecs::Entity entity,
+                          std::shared_ptr<const Element> config, std::string name,
+                          std::string origin);
+  /// Systems in run order (ascending priority, ties in add order).
+  const std::vector<SystemEntry>& systems() const { return systems_; }
+
+  /// Orders systems, runs configure_priority then configure on each, ends the setup step and
+  /// takes the initial snapshot used by reset. @throws Error from any system's configure.
+  void configure();
+
+  // ---- running (call from the owning thread) ---------------------------------------------
+
+  /// Runs one step if not paused (or one queued paused step); applies queued control first.
+  /// Returns true if a step was simulated.
+  bool step_once();
+  /// Runs until stop() is called, the iteration limit or the sim time limit is reached, paced
+  /// to the real-time factor. Blocking.
+  void run(std::optional<std::uint64_t> max_iterations = std::nullopt,
+           std::optional<Duration> max_sim_time = std::nullopt);
+  /// Asks run() to return after the current step. Thread-safe.
+  void stop() { stop_requested_ = true; }
+  bool stop_requested() const { return stop_requested_; }
+
+  // ---- control (thread-safe; applied at the next step boundary) -------------------------------
+
+  void set_paused(bool paused);
+  /// Simulates n more steps then pauses (Gazebo's multi_step while paused).
+  void step_n(std::uint64_t n);
+  /// Runs (unpaused) until sim time reaches t, then pauses.
+  void run_to(Duration t);
+  /// Restores the initial snapshot, zeroes time, then calls reset on every system.
+  /// time_only: only zero sim time and iterations.
+  void request_reset(bool time_only = false);
+  void set_real_time_factor(double rtf);
+  void set_step_size(Duration dt);
+  /// Runs fn on the step thread at the next boundary (for requests that touch the registry).
+  void post(std::function<void(Runner&)> fn);
+
+  /// Resets immediately (from the owning thread).
+  void reset_now(bool time_only = false);
+
+  RunStats stats() const;
+  UpdateInfo info() const { return info_; }
+
+ private:
+  void apply_control();
+  void post_update_phase();
+  void pace(std::chrono::steady_clock::time_point step_start);
+
+  Options options_;
+  ecs::Registry registry_;
+  EventBus events_;
+  ecs::Entity world_ = ecs::kNullEntity;
+  std::vector<SystemEntry> systems_;
+  std::vector<SystemEntry*> pre_, upd_, post_, reset_;
+  std::optional<ecs::Snapshot> initial_;
+  bool configured_ = false;
+
+  UpdateInfo info_;
+  bool paused_ = false;
+  std::uint64_t steps_pending_ = 0;       // multi_step while paused
+  std::optional<Duration> run_to_;        // run_to_sim_time target
+  std::atomic<bool> stop_requested_{false};
+
+  mutable std::mutex control_mutex_;
+  std::deque<std::function<void(Runner&)>> control_;
+
+  // Pacing and stats.
+  std::chrono::steady_clock::time_point pace_origin_;
+  Duration pace_sim_origin_{0};
+  struct Sample {
+    std::chrono::steady_clock::time_point wall;
+    Duration sim;
+    std::uint64_t it;
+  };
+  std::deque<Sample> window_;
+  mutable std::mutex stats_mutex_;
+  RunStats stats_;
+
+  struct Pool;  // PostUpdate thread pool
+  std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace kestrel::sim

@@ -1,0 +1,91 @@
+#pragma once
+/// @file System interfaces with Gazebo Sim's semantics.
+///
+/// A system is a class deriving from kestrel::System and from one or more phase interfaces.
+/// The Runner calls, each step: PreUpdate (read-write; commands, controllers), Update
+/// (read-write; physics), PostUpdate (read-only registry; sensors, publishers), each phase over
+/// systems in ascending priority, ties in load order. Reset runs after the registry is restored
+/// to its initial snapshot. Systems hold entity ids across steps, never component references.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kestrel/core/element.h"
+#include "kestrel/core/time.h"
+#include "kestrel/ecs/registry.h"
+#include "kestrel/sim/event_bus.h"
+
+namespace kestrel {
+
+/// Priorities as Gazebo's, lower runs first. `<gz:system_priority>` in a plugin overrides.
+namespace priority {
+inline constexpr int kUserCommands = -16384;
+inline constexpr int kPrePhysics = -128;
+inline constexpr int kPhysics = -64;
+inline constexpr int kPostPhysicsSensors = -32;
+inline constexpr int kDefault = 0;
+}  // namespace priority
+
+/// What a system is told about the step being run.
+struct UpdateInfo {
+  Duration sim_time{0};   ///< sim time at the start of this step = iterations × dt [ns]
+  Duration real_time{0};  ///< wall-clock time spent running (excludes paused time) [ns]
+  Duration dt{0};         ///< the step size [ns]; 0 while paused
+  std::uint64_t iterations = 0;  ///< steps completed before this one
+  bool paused = false;
+};
+
+class System {
+ public:
+  virtual ~System() = default;
+  /// Default priority; a plugin's `<gz:system_priority>` overrides it.
+  virtual int priority() const { return priority::kDefault; }
+};
+
+/// Called once before any Configure, in priority order (Gazebo's ISystemConfigurePriority).
+class ISystemConfigurePriority {
+ public:
+  virtual ~ISystemConfigurePriority() = default;
+  virtual void configure_priority(ecs::Entity entity, const Element& config,
+                                  ecs::Registry& registry, sim::EventBus& events) = 0;
+};
+
+/// Called once after load. `entity` is what the plugin is attached to (world, model or sensor);
+/// `config` is its <plugin> element. Throw kestrel::Error on bad parameters (never default on).
+class ISystemConfigure {
+ public:
+  virtual ~ISystemConfigure() = default;
+  virtual void configure(ecs::Entity entity, const Element& config, ecs::Registry& registry,
+                         sim::EventBus& events) = 0;
+};
+
+class ISystemPreUpdate {
+ public:
+  virtual ~ISystemPreUpdate() = default;
+  virtual void pre_update(const UpdateInfo& info, ecs::Registry& registry) = 0;
+};
+
+class ISystemUpdate {
+ public:
+  virtual ~ISystemUpdate() = default;
+  virtual void update(const UpdateInfo& info, ecs::Registry& registry) = 0;
+};
+
+/// The registry is read-only here; with parallel PostUpdate enabled, systems may run
+/// concurrently with each other, so they must not share mutable state.
+class ISystemPostUpdate {
+ public:
+  virtual ~ISystemPostUpdate() = default;
+  virtual void post_update(const UpdateInfo& info, const ecs::Registry& registry) = 0;
+};
+
+/// Called after the registry is restored to the world's initial state. A system must return
+/// to the state it had right after configure (same outputs as a fresh run).
+class ISystemReset {
+ public:
+  virtual ~ISystemReset() = default;
+  virtual void reset(const UpdateInfo& info, ecs::Registry& registry) = 0;
+};
+
+}  // namespace kestrel
