@@ -1,0 +1,326 @@
+#include "kestrel/sim/runner.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <thread>
+
+#include "kestrel/components/world.h"
+
+namespace kestrel::sim {
+
+using Clock = std::chrono::steady_clock;
+
+// A small fixed thread pool for parallel PostUpdate: each task is one system's post_update.
+struct Runner::Pool {
+  explicit Pool(unsigned n) {
+    for (unsigned i = 0; i < n; ++i) threads.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard lock(m);
+      quit = true;
+    }
+    cv.notify_all();
+    for (auto& t : threads) t.join();
+  }
+  // Runs every task, returns when all are done; rethrows the first exception.
+  void run_all(const std::vector<std::function<void()>>& tasks) {
+    {
+      std::lock_guard lock(m);
+      batch = &tasks;
+      next = 0;
+      remaining = tasks.size();
+      error = nullptr;
+    }
+    cv.notify_all();
+    std::unique_lock lock(m);
+    done_cv.wait(lock, [&] { return remaining == 0; });
+    batch = nullptr;
+    if (error) std::rethrow_exception(error);
+  }
+  void work() {
+    std::unique_lock lock(m);
+    while (true) {
+      cv.wait(lock, [&] { return quit || (batch && next < batch->size()); });
+      if (quit) return;
+      const auto& task = (*batch)[next++];
+      lock.unlock();
+      std::exception_ptr e;
+      try {
+        task();
+      } catch (...) {
+        e = std::current_exception();
+      }
+      lock.lock();
+      if (e && !error) error = e;
+      if (--remaining == 0) done_cv.notify_all();
+    }
+  }
+  std::vector<std::thread> threads;
+  std::mutex m;
+  std::condition_variable cv, done_cv;
+  const std::vector<std::function<void()>>* batch = nullptr;
+  std::size_t next = 0, remaining = 0;
+  std::exception_ptr error;
+  bool quit = false;
+};
+
+Runner::Runner(Options options) : options_(std::move(options)) {
+  if (options_.step_size <= Duration{0}) {
+    throw Error("step size must be positive, found " + std::to_string(options_.step_size.count()) +
+                " ns");
+  }
+  if (options_.real_time_factor < 0) {
+    throw Error("real-time factor must be >= 0 (0 = as fast as possible), found " +
+                std::to_string(options_.real_time_factor));
+  }
+  world_ = registry_.create();
+  registry_.add<components::Name>(world_, options_.world_name);
+  registry_.add<components::World>(world_);
+  paused_ = options_.paused;
+  info_.dt = options_.step_size;
+  if (options_.post_update_threads > 1) pool_ = std::make_unique<Pool>(options_.post_update_threads);
+}
+
+Runner::~Runner() = default;
+
+SystemEntry& Runner::add_system(std::unique_ptr<System> system, ecs::Entity entity,
+                                std::shared_ptr<const Element> config, std::string name,
+                                std::string origin) {
+  KESTREL_DEMAND(!configured_);
+  KESTREL_DEMAND(system != nullptr);
+  SystemEntry s;
+  s.priority = system->priority();
+  if (!config) config = Element::empty("plugin");
+  // Gazebo's per-plugin override; both spellings.
+  for (const char* key : {"gz:system_priority", "ignition:system_priority"}) {
+    if (config->has(key)) s.priority = config->get<int>(key);
+  }
+  s.configure_priority = dynamic_cast<ISystemConfigurePriority*>(system.get());
+  s.configure = dynamic_cast<ISystemConfigure*>(system.get());
+  s.pre_update = dynamic_cast<ISystemPreUpdate*>(system.get());
+  s.update = dynamic_cast<ISystemUpdate*>(system.get());
+  s.post_update = dynamic_cast<ISystemPostUpdate*>(system.get());
+  s.reset = dynamic_cast<ISystemReset*>(system.get());
+  s.system = std::move(system);
+  s.entity = entity == ecs::kNullEntity ? world_ : entity;
+  s.config = std::move(config);
+  s.name = std::move(name);
+  s.origin = std::move(origin);
+  systems_.push_back(std::move(s));
+  return systems_.back();
+}
+
+void Runner::configure() {
+  KESTREL_DEMAND(!configured_);
+  std::stable_sort(systems_.begin(), systems_.end(),
+                   [](const SystemEntry& a, const SystemEntry& b) { return a.priority < b.priority; });
+  for (auto& s : systems_) {
+    if (s.configure_priority) s.configure_priority->configure_priority(s.entity, *s.config, registry_, events_);
+  }
+  for (auto& s : systems_) {
+    if (s.configure) s.configure->configure(s.entity, *s.config, registry_, events_);
+  }
+  for (auto& s : systems_) {
+    if (s.pre_update) pre_.push_back(&s);
+    if (s.update) upd_.push_back(&s);
+    if (s.post_update) post_.push_back(&s);
+    if (s.reset) reset_.push_back(&s);
+  }
+  registry_.end_step();
+  initial_.emplace(registry_.snapshot());
+  configured_ = true;
+  pace_origin_ = Clock::now();
+}
+
+void Runner::post(std::function<void(Runner&)> fn) {
+  std::lock_guard lock(control_mutex_);
+  control_.push_back(std::move(fn));
+}
+
+void Runner::set_paused(bool paused) {
+  post([paused](Runner& r) {
+    r.paused_ = paused;
+    r.steps_pending_ = 0;
+  });
+}
+
+void Runner::step_n(std::uint64_t n) {
+  post([n](Runner& r) {
+    r.paused_ = true;
+    r.steps_pending_ += n;
+  });
+}
+
+void Runner::run_to(Duration t) {
+  post([t](Runner& r) {
+    r.run_to_ = t;
+    r.paused_ = false;
+  });
+}
+
+void Runner::request_reset(bool time_only) {
+  post([time_only](Runner& r) { r.reset_now(time_only); });
+}
+
+void Runner::set_real_time_factor(double rtf) {
+  if (!(rtf >= 0)) throw Error("real-time factor must be >= 0, found " + std::to_string(rtf));
+  post([rtf](Runner& r) {
+    r.options_.real_time_factor = rtf;
+    r.pace_origin_ = Clock::now();
+    r.pace_sim_origin_ = r.info_.sim_time;
+  });
+}
+
+void Runner::set_step_size(Duration dt) {
+  if (dt <= Duration{0}) throw Error("step size must be positive");
+  post([dt](Runner& r) {
+    r.options_.step_size = dt;
+    r.info_.dt = dt;
+  });
+}
+
+void Runner::apply_control() {
+  std::deque<std::function<void(Runner&)>> pending;
+  {
+    std::lock_guard lock(control_mutex_);
+    pending.swap(control_);
+  }
+  for (auto& fn : pending) fn(*this);
+}
+
+void Runner::reset_now(bool time_only) {
+  KESTREL_DEMAND(configured_);
+  info_.sim_time = Duration{0};
+  info_.iterations = 0;
+  info_.real_time = Duration{0};
+  pace_origin_ = Clock::now();
+  pace_sim_origin_ = Duration{0};
+  window_.clear();
+  if (time_only) return;
+  registry_.restore(*initial_);
+  UpdateInfo ri = info_;
+  ri.dt = Duration{0};
+  for (auto* s : reset_) s->reset->reset(ri, registry_);
+  registry_.end_step();
+}
+
+void Runner::post_update_phase() {
+  const ecs::Registry& ro = registry_;
+  if (!pool_ || post_.size() < 2) {
+    for (auto* s : post_) s->post_update->post_update(info_, ro);
+    return;
+  }
+  std::vector<std::function<void()>> tasks;
+  tasks.reserve(post_.size());
+  for (auto* s : post_) tasks.emplace_back([&, s] { s->post_update->post_update(info_, ro); });
+  pool_->run_all(tasks);
+}
+
+bool Runner::step_once() {
+  KESTREL_DEMAND(configured_);
+  apply_control();
+  const bool stepping = !paused_ || steps_pending_ > 0;
+  info_.paused = !stepping;
+  info_.dt = stepping ? options_.step_size : Duration{0};
+  if (!stepping) {
+    // Paused: systems still see the world (PostUpdate only, as Gazebo does).
+    post_update_phase();
+    registry_.end_step();
+    return false;
+  }
+  if (steps_pending_ > 0) --steps_pending_;
+
+  // Command and control systems, then physics, then sensors and publishers.
+  for (auto* s : pre_) s->pre_update->pre_update(info_, registry_);
+  for (auto* s : upd_) s->update->update(info_, registry_);
+  post_update_phase();
+  events_.publish(StepDone{info_});
+  registry_.end_step();
+
+  // Time advances by exactly one step: an integer count of nanoseconds.
+  ++info_.iterations;
+  info_.sim_time += options_.step_size;
+  if (run_to_ && info_.sim_time >= *run_to_) {
+    run_to_.reset();
+    paused_ = true;
+  }
+  return true;
+}
+
+void Runner::pace(Clock::time_point step_start) {
+  const double rtf = options_.real_time_factor;
+  if (rtf <= 0) return;
+  // Deadline of this sim time measured from the pacing origin: no drift accumulates.
+  const auto sim_elapsed = info_.sim_time - pace_sim_origin_;
+  const auto deadline =
+      pace_origin_ + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double, std::nano>(sim_elapsed.count() / rtf));
+  auto now = Clock::now();
+  if (now > deadline + std::chrono::milliseconds(100)) {
+    // Far behind (debugger, overload): re-anchor instead of racing to catch up.
+    pace_origin_ = now;
+    pace_sim_origin_ = info_.sim_time;
+    return;
+  }
+  constexpr auto kSpin = std::chrono::microseconds(200);
+  if (deadline - now > kSpin) std::this_thread::sleep_until(deadline - kSpin);
+  while (Clock::now() < deadline) {
+  }
+  (void)step_start;
+}
+
+void Runner::run(std::optional<std::uint64_t> max_iterations, std::optional<Duration> max_sim_time) {
+  KESTREL_DEMAND(configured_);
+  pace_origin_ = Clock::now();
+  pace_sim_origin_ = info_.sim_time;
+  auto last_wall = Clock::now();
+  while (!stop_requested_) {
+    if (max_iterations && info_.iterations >= *max_iterations) break;
+    if (max_sim_time && info_.sim_time >= *max_sim_time) break;
+    const auto start = Clock::now();
+    const bool stepped = step_once();
+    if (stepped) {
+      pace(start);
+    } else {
+      // Paused: keep the pacing anchor current and do not burn a core.
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      pace_origin_ = Clock::now();
+      pace_sim_origin_ = info_.sim_time;
+    }
+    const auto now = Clock::now();
+    if (stepped) info_.real_time += std::chrono::duration_cast<Duration>(now - last_wall);
+    last_wall = now;
+
+    // Stats over a sliding window of ~1 s of wall time.
+    window_.push_back({now, info_.sim_time, info_.iterations});
+    while (window_.size() > 2 && now - window_.front().wall > std::chrono::seconds(1)) {
+      window_.pop_front();
+    }
+    if (info_.iterations % 64 == 0 || !stepped) {
+      std::lock_guard lock(stats_mutex_);
+      stats_.sim_time = info_.sim_time;
+      stats_.real_time = info_.real_time;
+      stats_.iterations = info_.iterations;
+      stats_.paused = paused_;
+      const auto& f = window_.front();
+      const double wall = std::chrono::duration<double>(now - f.wall).count();
+      if (wall > 0) {
+        stats_.rtf = to_seconds(info_.sim_time - f.sim) / wall;
+        stats_.iterations_per_s = static_cast<double>(info_.iterations - f.it) / wall;
+      }
+    }
+  }
+  std::lock_guard lock(stats_mutex_);
+  stats_.sim_time = info_.sim_time;
+  stats_.real_time = info_.real_time;
+  stats_.iterations = info_.iterations;
+  stats_.paused = paused_;
+}
+
+RunStats Runner::stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
+}  // namespace kestrel::sim

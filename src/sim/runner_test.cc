@@ -1,0 +1,244 @@
+#include "kestrel/sim/runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "kestrel/components/world.h"
+
+namespace kestrel::sim {
+namespace {
+
+using ::testing::ElementsAre;
+
+struct Trace {
+  std::vector<std::string> calls;
+};
+
+// Records every phase call as "<name>:<phase>".
+class Recorder : public System,
+                 public ISystemConfigure,
+                 public ISystemPreUpdate,
+                 public ISystemUpdate,
+                 public ISystemPostUpdate {
+ public:
+  Recorder(Trace& t, std::string name, int prio) : t_(t), name_(std::move(name)), prio_(prio) {}
+  int priority() const override { return prio_; }
+  void configure(ecs::Entity, const Element&, ecs::Registry&, EventBus&) override {
+    t_.calls.push_back(name_ + ":configure");
+  }
+  void pre_update(const UpdateInfo&, ecs::Registry&) override { t_.calls.push_back(name_ + ":pre"); }
+  void update(const UpdateInfo&, ecs::Registry&) override { t_.calls.push_back(name_ + ":update"); }
+  void post_update(const UpdateInfo&, const ecs::Registry&) override {
+    t_.calls.push_back(name_ + ":post");
+  }
+
+ private:
+  Trace& t_;
+  std::string name_;
+  int prio_;
+};
+
+Runner::Options fast() {
+  Runner::Options o;
+  o.real_time_factor = 0;
+  return o;
+}
+
+TEST(Runner, PhasesRunInPriorityOrderWithTiesInLoadOrder) {
+  Trace t;
+  Runner r(fast());
+  r.add_system(std::make_unique<Recorder>(t, "b0", 0), 0, nullptr, "b0", "test");
+  r.add_system(std::make_unique<Recorder>(t, "phys", priority::kPhysics), 0, nullptr, "phys", "test");
+  r.add_system(std::make_unique<Recorder>(t, "a0", 0), 0, nullptr, "a0", "test");
+  r.add_system(std::make_unique<Recorder>(t, "uc", priority::kUserCommands), 0, nullptr, "uc", "t");
+  // A plugin element can override the priority, as <gz:system_priority> does in Gazebo.
+  r.add_system(std::make_unique<Recorder>(t, "over", 0), 0,
+               Element::parse("<plugin><gz:system_priority>-100</gz:system_priority></plugin>"),
+               "over", "test");
+  r.configure();
+  EXPECT_THAT(t.calls, ElementsAre("uc:configure", "over:configure", "phys:configure",
+                                   "b0:configure", "a0:configure"));
+  t.calls.clear();
+  r.step_once();
+  EXPECT_THAT(t.calls, ElementsAre("uc:pre", "over:pre", "phys:pre", "b0:pre", "a0:pre", "uc:update",
+                                   "over:update", "phys:update", "b0:update", "a0:update", "uc:post",
+                                   "over:post", "phys:post", "b0:post", "a0:post"));
+}
+
+// A toy dynamics system: integrates a random-walk velocity into a position component, with an
+// RNG seeded from the world seed; resets itself to its configured state.
+struct Body {
+  double x = 0, v = 0;
+};
+class Walker : public System, public ISystemConfigure, public ISystemUpdate, public ISystemReset {
+ public:
+  void configure(ecs::Entity, const Element&, ecs::Registry& reg, EventBus&) override {
+    body_ = reg.create();
+    reg.add<Body>(body_, 0.0, 1.0);
+    rng_.seed(42);
+  }
+  void update(const UpdateInfo& info, ecs::Registry& reg) override {
+    auto& b = reg.get<Body>(body_);
+    b.v += std::normal_distribution<double>(0, 1)(rng_) * to_seconds(info.dt);
+    b.x += b.v * to_seconds(info.dt);
+    // Spawn and remove entities now and then so reset must undo structural changes.
+    if (info.iterations % 10 == 5) spawned_.push_back(reg.create());
+    if (info.iterations % 10 == 8 && !spawned_.empty()) {
+      reg.request_remove(spawned_.back());
+      spawned_.pop_back();
+    }
+  }
+  void reset(const UpdateInfo&, ecs::Registry&) override {
+    rng_.seed(42);
+    spawned_.clear();
+  }
+  ecs::Entity body_ = ecs::kNullEntity;
+
+ private:
+  std::mt19937_64 rng_;
+  std::vector<ecs::Entity> spawned_;
+};
+
+std::vector<double> trajectory(Runner& r, Walker& w, int n) {
+  std::vector<double> xs;
+  for (int i = 0; i < n; ++i) {
+    r.step_once();
+    xs.push_back(r.registry().get<Body>(w.body_).x);
+  }
+  return xs;
+}
+
+TEST(Runner, SimTimeIsIntegerStepCount) {
+  auto o = fast();
+  o.step_size = Duration{333'333};
+  Runner r(o);
+  r.configure();
+  r.run(3000);
+  EXPECT_EQ(r.info().iterations, 3000u);
+  EXPECT_EQ(r.info().sim_time, Duration{333'333 * 3000LL});
+}
+
+TEST(Runner, PauseStepNAndRunToTime) {
+  auto o = fast();
+  o.paused = true;
+  Runner r(o);
+  r.configure();
+  EXPECT_FALSE(r.step_once());
+  EXPECT_EQ(r.info().iterations, 0u);
+  r.step_n(3);
+  for (int i = 0; i < 10; ++i) r.step_once();
+  EXPECT_EQ(r.info().iterations, 3u);
+  r.run_to(Duration{20'000'000});  // 20 ms = 20 steps of 1 ms
+  for (int i = 0; i < 100; ++i) r.step_once();
+  EXPECT_EQ(r.info().sim_time, Duration{20'000'000});
+  EXPECT_TRUE(r.info().paused);
+  r.set_paused(false);
+  r.step_once();
+  EXPECT_EQ(r.info().iterations, 21u);
+}
+
+TEST(Runner, ResetReproducesAFreshRunBitForBit) {
+  Runner fresh(fast());
+  auto w1 = std::make_unique<Walker>();
+  Walker& walker1 = *w1;
+  fresh.add_system(std::move(w1), 0, nullptr, "walker", "test");
+  fresh.configure();
+  const auto first = trajectory(fresh, walker1, 200);
+  const auto entities_after = fresh.registry().entities();
+
+  fresh.reset_now();
+  EXPECT_EQ(fresh.info().iterations, 0u);
+  EXPECT_EQ(fresh.info().sim_time, Duration{0});
+  const auto second = trajectory(fresh, walker1, 200);
+  EXPECT_EQ(first, second);  // exact equality, not near
+
+  // And a second, independent runner gives the same numbers (determinism).
+  Runner other(fast());
+  auto w2 = std::make_unique<Walker>();
+  Walker& walker2 = *w2;
+  other.add_system(std::move(w2), 0, nullptr, "walker", "test");
+  other.configure();
+  EXPECT_EQ(trajectory(other, walker2, 200), first);
+  EXPECT_EQ(entities_after.size(), fresh.registry().entities().size());
+}
+
+TEST(Runner, ResetThroughControlQueueAndTimeOnly) {
+  Runner r(fast());
+  auto w = std::make_unique<Walker>();
+  Walker& walker = *w;
+  r.add_system(std::move(w), 0, nullptr, "walker", "test");
+  r.configure();
+  trajectory(r, walker, 50);
+  const double x50 = r.registry().get<Body>(walker.body_).x;
+  r.request_reset(/*time_only=*/true);
+  r.step_once();
+  EXPECT_EQ(r.info().iterations, 1u);
+  EXPECT_NE(r.registry().get<Body>(walker.body_).x, 0.0);
+  EXPECT_NE(r.registry().get<Body>(walker.body_).x, x50);  // state kept, one more step taken
+  r.request_reset();
+  r.step_once();
+  EXPECT_EQ(r.info().iterations, 1u);
+}
+
+TEST(Runner, StepDoneEventAndStop) {
+  Runner r(fast());
+  r.configure();
+  int n = 0;
+  auto sub = r.events().subscribe<StepDone>([&](const StepDone& e) {
+    ++n;
+    if (e.info.iterations == 9) r.stop();
+  });
+  r.run();
+  EXPECT_EQ(n, 10);
+  EXPECT_EQ(r.info().iterations, 10u);
+}
+
+TEST(Runner, RejectsBadOptionsLoudly) {
+  auto o = fast();
+  o.step_size = Duration{0};
+  EXPECT_THROW(Runner{o}, Error);
+  o = fast();
+  o.real_time_factor = -1;
+  EXPECT_THROW(Runner{o}, Error);
+}
+
+// Two systems whose PostUpdate runs on the pool see the same read-only registry.
+class Reader : public System, public ISystemPostUpdate {
+ public:
+  explicit Reader(std::atomic<int>& n) : n_(n) {}
+  void post_update(const UpdateInfo&, const ecs::Registry& r) override {
+    r.each<components::World>([&](ecs::Entity, const components::World&) { ++n_; });
+  }
+
+ private:
+  std::atomic<int>& n_;
+};
+
+TEST(Runner, ParallelPostUpdateRunsEverySystem) {
+  auto o = fast();
+  o.post_update_threads = 2;
+  Runner r(o);
+  std::atomic<int> n{0};
+  for (int i = 0; i < 4; ++i) r.add_system(std::make_unique<Reader>(n), 0, nullptr, "reader", "t");
+  r.configure();
+  r.run(100);
+  EXPECT_EQ(n.load(), 400);
+}
+
+// Pacing: generous tolerance here; the precise figure is in bench/ and docs/performance.md.
+TEST(Runner, PacesToRealTimeFactorOne) {
+  Runner::Options o;
+  o.real_time_factor = 1.0;
+  Runner r(o);
+  r.configure();
+  const auto t0 = std::chrono::steady_clock::now();
+  r.run(std::nullopt, Duration{2'000'000'000});
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double rtf = 2.0 / wall;
+  EXPECT_NEAR(rtf, 1.0, 0.05) << "wall " << wall << " s";
+}
+
+}  // namespace
+}  // namespace kestrel::sim
