@@ -1,5 +1,6 @@
 #include "kestrel/ecs/pool.h"
 
+#include <algorithm>
 #include <atomic>
 
 namespace kestrel::ecs {
@@ -36,16 +37,28 @@ void SparseIndex::erase(Entity e) {
 std::uint32_t PoolBase::push_slot(Entity e) {
   const auto slot = static_cast<std::uint32_t>(dense_.size());
   KESTREL_DEMAND(slot != detail::kNoSlot);
+  ++generation_;
   dense_.push_back(e);
   state_.push_back(ComponentState::kNoChange);
   sparse_.set(e, slot);
   return slot;
 }
 
+bool PoolBase::same_slots(const PoolBase& other, std::size_t begin, std::size_t end) const {
+  if (this == &other) return true;
+  if (end > dense_.size() || end > other.dense_.size()) return false;
+  // A tombstone here never equals a live entity there, so the check also excludes tombstones
+  // (the driver's own tombstones are skipped by the caller).
+  return std::equal(dense_.begin() + static_cast<std::ptrdiff_t>(begin),
+                    dense_.begin() + static_cast<std::ptrdiff_t>(end),
+                    other.dense_.begin() + static_cast<std::ptrdiff_t>(begin));
+}
+
 bool PoolBase::remove(Entity e) {
   const auto slot = sparse_.find(e);
   if (slot == detail::kNoSlot) return false;
   sparse_.erase(e);
+  ++generation_;
   dense_[slot] |= detail::kTombstone;
   ++tombstones_;
   removed_.push_back(e);
@@ -54,6 +67,7 @@ bool PoolBase::remove(Entity e) {
 
 void PoolBase::compact() {
   if (tombstones_ != 0) {
+    ++generation_;
     std::size_t out = 0;
     for (std::size_t in = 0; in < dense_.size(); ++in) {
       if (dense_[in] & detail::kTombstone) {

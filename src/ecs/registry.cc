@@ -36,6 +36,18 @@ struct Registry::AliveIndex {
   }
 };
 
+bool Registry::aligned(const PoolBase& p, const PoolBase& driver) const {
+  if (&p == &driver) return true;
+  std::lock_guard lock(align_mutex_);
+  auto& c = align_cache_[{&p, &driver}];
+  if (c.gen_p != p.layout_generation() || c.gen_driver != driver.layout_generation()) {
+    c.gen_p = p.layout_generation();
+    c.gen_driver = driver.layout_generation();
+    c.aligned = p.same_slots(driver, 0, driver.slots());
+  }
+  return c.aligned;
+}
+
 Registry::Registry() : alive_(std::make_unique<AliveIndex>()) {}
 Registry::~Registry() = default;
 

@@ -106,6 +106,43 @@ TEST(Registry, EachVisitsEntitiesWithAllComponentsInInsertionOrder) {
   EXPECT_DOUBLE_EQ(sum, 1.5 * (0 + 2 + 4 + 6 + 8) + 5);
 }
 
+TEST(Registry, EachPairsComponentsWhetherPoolsAreAlignedOrNot) {
+  // 3000 entities span several pages; B is added in reverse order for the second half, so some
+  // blocks are slot-aligned and others are not.
+  Registry r;
+  std::vector<Entity> es;
+  for (int i = 0; i < 3000; ++i) {
+    es.push_back(r.create());
+    r.add<A>(es.back(), i);
+  }
+  for (int i = 0; i < 1500; ++i) r.add<B>(es[i], i * 2.0);
+  for (int i = 2999; i >= 1500; --i) r.add<B>(es[i], i * 2.0);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass uses the cached alignment
+    int n = 0;
+    r.each<A, B>([&](Entity e, A& a, B& b) {
+      EXPECT_EQ(b.v, a.v * 2.0);
+      EXPECT_EQ(e, es[a.v]);
+      ++n;
+    });
+    EXPECT_EQ(n, 3000);
+  }
+  // Removing a later entity's B during an aligned pass skips it.
+  int n = 0;
+  r.each<A, B>([&](Entity e, A&, B&) {
+    if (e == es[0]) r.remove<B>(es[1]);
+    EXPECT_NE(e, es[1]);
+    ++n;
+  });
+  EXPECT_EQ(n, 2999);
+  r.end_step();
+  n = 0;
+  r.each<A, B>([&](Entity, A& a, B& b) {
+    EXPECT_EQ(b.v, a.v * 2.0);
+    ++n;
+  });
+  EXPECT_EQ(n, 2999);
+}
+
 TEST(Registry, EachStopsWhenCallbackReturnsFalse) {
   Registry r;
   for (int i = 0; i < 5; ++i) r.add<A>(r.create(), i);

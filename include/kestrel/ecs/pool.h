@@ -52,6 +52,7 @@ std::size_t type_index() {
 }
 
 inline constexpr Entity kTombstone = Entity{1} << 63;
+inline constexpr std::size_t kPoolPage = 1024;  // components per page
 inline constexpr std::uint32_t kNoSlot = UINT32_MAX;
 
 /// Entity id → slot, in pages of 4096 that are allocated on first use and freed when empty.
@@ -101,6 +102,11 @@ class PoolBase {
   Entity entity_at(std::size_t slot) const { return dense_[slot]; }
   std::uint32_t slot_of(Entity e) const { return sparse_.find(e); }
   bool contains(Entity e) const { return sparse_.find(e) != detail::kNoSlot; }
+  std::size_t tombstones() const { return tombstones_; }
+  /// Changes whenever the slot layout changes (add, remove, compact, clear, rebuild).
+  std::uint64_t layout_generation() const { return generation_; }
+  /// True if slots [begin, end) hold the same entities here as in `other` (no tombstones).
+  bool same_slots(const PoolBase& other, std::size_t begin, std::size_t end) const;
 
   /// Removes e's component (a tombstone until compact()). Returns false if e had none.
   bool remove(Entity e);
@@ -139,12 +145,13 @@ class PoolBase {
   std::vector<Entity> changed_;
   std::vector<Entity> removed_;
   std::size_t tombstones_ = 0;
+  std::uint64_t generation_ = 0;
 };
 
 /// Storage for components of type T.
 template <class T>
 class Pool final : public PoolBase {
-  static constexpr std::size_t kPage = 1024;
+  static constexpr std::size_t kPage = detail::kPoolPage;
 
  public:
   Pool() : PoolBase(ecs::type_name<T>()) {}
@@ -154,6 +161,8 @@ class Pool final : public PoolBase {
   }
 
   T& at(std::size_t slot) { return pages_[slot / kPage][slot % kPage]; }
+  /// The first component of a page (slots page*kPage ...).
+  T* page(std::size_t p) const { return pages_[p]; }
   const T& at(std::size_t slot) const { return pages_[slot / kPage][slot % kPage]; }
 
   template <class... Args>
@@ -202,6 +211,7 @@ class Pool final : public PoolBase {
     changed_.clear();
     removed_.clear();
     tombstones_ = 0;
+    ++generation_;
   }
 
   std::string_view serial_name() const override {

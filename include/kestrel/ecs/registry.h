@@ -26,7 +26,9 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -315,22 +317,36 @@ class Registry {
   }
   template <class... Cs, class Self, class Fn, std::size_t... I>
   static void each_impl(Self& self, Fn& fn, std::index_sequence<I...>) {
-    [[maybe_unused]] const auto pools = std::make_tuple(self.template find_pool<std::remove_const_t<Cs>>()...);
+    const auto pools = std::make_tuple(self.template find_pool<std::remove_const_t<Cs>>()...);
     PoolBase* driver = nullptr;
     for (PoolBase* b : {static_cast<PoolBase*>(std::get<I>(pools))...}) {
       if (!b) return;
       if (!driver || b->size() < driver->size()) driver = b;
     }
+    constexpr std::size_t kBlock = detail::kPoolPage;
     const std::size_t n = driver->slots();  // additions during the loop are not visited
-    for (std::size_t i = 0; i < n; ++i) {
-      const Entity e = driver->entity_at(i);
-      if (e & detail::kTombstone) continue;
-      const std::array<std::uint32_t, sizeof...(Cs)> slots{
-          (static_cast<PoolBase*>(std::get<I>(pools)) == driver
-               ? static_cast<std::uint32_t>(i)
-               : std::get<I>(pools)->slot_of(e))...};
-      if (((slots[I] == detail::kNoSlot) || ...)) continue;
-      if (!invoke(fn, e, static_cast<Cs&>(std::get<I>(pools)->at(slots[I]))...)) return;
+    const bool all_aligned = (self.aligned(*std::get<I>(pools), *driver) && ...);
+    for (std::size_t base = 0; base < n; base += kBlock) {
+      const std::size_t end = std::min(n, base + kBlock);
+      // Fast path: every pool holds the same entities in the same slots for this block (pools
+      // filled in the same order), so components are read straight from their pages. Any
+      // removal during the block (a tombstone count change) drops back to per-entity lookups.
+      const bool aligned =
+          all_aligned || (std::get<I>(pools)->same_slots(*driver, base, end) && ...);
+      const std::array<std::size_t, sizeof...(Cs)> tomb0{std::get<I>(pools)->tombstones()...};
+      const auto page = base / kBlock;
+      const auto data = std::make_tuple(aligned ? std::get<I>(pools)->page(page) : nullptr...);
+      for (std::size_t i = base; i < end; ++i) {
+        const Entity e = driver->entity_at(i);
+        if (e & detail::kTombstone) continue;
+        if (aligned && ((std::get<I>(pools)->tombstones() == tomb0[I]) && ...)) {
+          if (!invoke(fn, e, static_cast<Cs&>(std::get<I>(data)[i - base])...)) return;
+          continue;
+        }
+        const std::array<std::uint32_t, sizeof...(Cs)> slots{std::get<I>(pools)->slot_of(e)...};
+        if (((slots[I] == detail::kNoSlot) || ...)) continue;
+        if (!invoke(fn, e, static_cast<Cs&>(std::get<I>(pools)->at(slots[I]))...)) return;
+      }
     }
   }
 
@@ -351,6 +367,17 @@ class Registry {
       if (!invoke(fn, e, static_cast<Cs&>(std::get<I>(pools)->at(slots[I]))...)) return;
     }
   }
+
+  // True if `p` holds the same entities in the same slots as `driver` over all of driver's
+  // slots, cached per pool pair until either layout changes (so steady-state views skip the
+  // comparison). Thread-safe (const views may run in parallel PostUpdate).
+  bool aligned(const PoolBase& p, const PoolBase& driver) const;
+  struct AlignEntry {
+    std::uint64_t gen_p = ~0ull, gen_driver = ~0ull;
+    bool aligned = false;
+  };
+  mutable std::mutex align_mutex_;
+  mutable std::map<std::pair<const PoolBase*, const PoolBase*>, AlignEntry> align_cache_;
 
   void check_alive(Entity e, std::string_view what) const;
   Error missing(Entity e, std::string_view type) const;
