@@ -65,15 +65,18 @@ struct Runner::Pool {
   bool quit = false;
 };
 
-Runner::Runner(Options options) : options_(std::move(options)) {
-  if (options_.step_size <= Duration{0}) {
-    throw Error("step size must be positive, found " + std::to_string(options_.step_size.count()) +
-                " ns");
+static void validate(const Runner::Options& o) {
+  if (o.step_size <= Duration{0}) {
+    throw Error("step size must be positive, found " + std::to_string(o.step_size.count()) + " ns");
   }
-  if (options_.real_time_factor < 0) {
+  if (!(o.real_time_factor >= 0)) {
     throw Error("real-time factor must be >= 0 (0 = as fast as possible), found " +
-                std::to_string(options_.real_time_factor));
+                std::to_string(o.real_time_factor));
   }
+}
+
+Runner::Runner(Options options) : options_(std::move(options)) {
+  validate(options_);
   world_ = registry_.create();
   registry_.add<components::Name>(world_, options_.world_name);
   registry_.add<components::World>(world_);
@@ -83,6 +86,17 @@ Runner::Runner(Options options) : options_(std::move(options)) {
 }
 
 Runner::~Runner() = default;
+
+void Runner::set_options(Options options) {
+  KESTREL_DEMAND(!configured_);
+  validate(options);
+  options_ = std::move(options);
+  registry_.get<components::Name>(world_).value = options_.world_name;
+  paused_ = options_.paused;
+  info_.dt = options_.step_size;
+  pool_.reset();
+  if (options_.post_update_threads > 1) pool_ = std::make_unique<Pool>(options_.post_update_threads);
+}
 
 SystemEntry& Runner::add_system(std::unique_ptr<System> system, ecs::Entity entity,
                                 std::shared_ptr<const Element> config, std::string name,

@@ -75,6 +75,9 @@ class Runner {
   const ecs::Registry& registry() const { return registry_; }
   EventBus& events() { return events_; }
   const Options& options() const { return options_; }
+  /// Changes options before configure() (e.g. to apply a world file's <physics>); the world
+  /// entity's Name follows world_name. @pre configure() not yet called.
+  void set_options(Options options);
   /// The world entity (created by the Runner, named options.world_name, with components::World).
   ecs::Entity world() const { return world_; }
 
