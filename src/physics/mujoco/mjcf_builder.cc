@@ -1,0 +1,696 @@
+#include "physics/mujoco/mjcf_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <tinyxml2.h>
+
+#include "kestrel/components/world.h"
+#include "physics/pose_math.h"
+
+namespace kestrel::physics::mujoco {
+namespace {
+
+namespace c = kestrel::components;
+using ignition::math::Pose3d;
+using ignition::math::Quaterniond;
+using ignition::math::Vector3d;
+using Severity = PhysicsIssue::Severity;
+
+// Shortest round-trip decimal: MuJoCo's strtod reads back exactly the double we hold.
+std::string num(double v) { return fmt::format("{}", v); }
+std::string vec3(const Vector3d& v) { return fmt::format("{} {} {}", v.X(), v.Y(), v.Z()); }
+std::string quat4(const Quaterniond& q) {
+  return fmt::format("{} {} {} {}", q.W(), q.X(), q.Y(), q.Z());
+}
+
+bool finite(const Vector3d& v) {
+  return std::isfinite(v.X()) && std::isfinite(v.Y()) && std::isfinite(v.Z());
+}
+
+// Rotation taking +z onto n (for planes, whose MuJoCo normal is the geom's z axis).
+Quaterniond z_onto(Vector3d n) {
+  n.Normalize();
+  const Vector3d z(0, 0, 1);
+  const double d = z.Dot(n);
+  if (d > 1 - 1e-12) return Quaterniond::Identity;
+  if (d < -1 + 1e-12) return Quaterniond(1, 0, 0, 0) * Quaterniond(0, 1, 0, 0);  // 180° about x
+  Vector3d axis = z.Cross(n);
+  axis.Normalize();
+  return Quaterniond(axis, std::acos(std::clamp(d, -1.0, 1.0)));
+}
+
+struct LinkInfo {
+  ecs::Entity link = ecs::kNullEntity;
+  ecs::Entity top_model = ecs::kNullEntity;
+  ecs::Entity parent_link = ecs::kNullEntity;  // kNullEntity: the world
+  ecs::Entity joint = ecs::kNullEntity;         // joint whose child this link is
+  bool is_static = false;
+  bool self_collide = false;
+  bool dynamic = false;
+  bool has_geoms = false;
+  std::vector<std::size_t> children;  // indices into links_
+  Pose3d X_WL;                        // reference world pose
+};
+
+class Builder {
+ public:
+  Builder(const ecs::Registry& r, ecs::Entity world, const BuildOptions& o)
+      : r_(r), world_(world), options_(o) {}
+
+  MjcfModel run() {
+    collect();
+    resolve_tree();
+    emit();
+    return std::move(out_);
+  }
+
+ private:
+  void issue(Severity s, ecs::Entity e, std::string message) {
+    PhysicsIssue i;
+    i.severity = s;
+    i.entity = e;
+    i.scoped_name = e == ecs::kNullEntity ? std::string() : r_.scoped_name(e);
+    if (auto* loc = e == ecs::kNullEntity ? nullptr : r_.try_get<c::SourceLocation>(e)) {
+      i.file = loc->file;
+      i.line = loc->line;
+    }
+    i.message = std::move(message);
+    out_.issues.push_back(std::move(i));
+  }
+
+  // ---- gather links, joints and models ----------------------------------------------------
+
+  void collect() {
+    for (ecs::Entity e : r_.descendants(world_)) {
+      if (r_.removal_pending(e)) continue;  // leaves at the end of this step
+      if (r_.has<c::Link>(e)) {
+        LinkInfo li;
+        li.link = e;
+        for (ecs::Entity p = r_.parent(e); p != ecs::kNullEntity && p != world_; p = r_.parent(p)) {
+          if (!r_.has<c::Model>(p)) continue;
+          li.top_model = p;
+          if (auto* s = r_.try_get<c::Static>(p); s && s->value) li.is_static = true;
+        }
+        const ecs::Entity nearest = r_.parent(e);
+        if (auto* sc = r_.try_get<c::SelfCollide>(nearest)) li.self_collide = sc->value;
+        auto ref = options_.reference_poses ? options_.reference_poses->find(e)
+                                            : decltype(options_.reference_poses->end()){};
+        li.X_WL = options_.reference_poses && ref != options_.reference_poses->end()
+                      ? ref->second
+                      : world_pose_of(r_, e);
+        link_index_[e] = links_.size();
+        links_.push_back(std::move(li));
+      } else if (r_.has<c::Joint>(e)) {
+        if (!r_.has<c::JointData>(e)) {
+          issue(Severity::kError, e, "joint has no JointData (type, parent, child)");
+          continue;
+        }
+        joints_.push_back(e);
+      } else if (r_.has<c::Model>(e)) {
+        models_.push_back(e);
+      }
+    }
+  }
+
+  void resolve_tree() {
+    for (ecs::Entity j : joints_) {
+      const auto& jd = r_.get<c::JointData>(j);
+      auto child = link_index_.find(jd.child);
+      if (child == link_index_.end()) {
+        issue(Severity::kError, j,
+              fmt::format("child link '{}' is not a simulated link", jd.child_name));
+        continue;
+      }
+      if (jd.parent != ecs::kNullEntity && !link_index_.count(jd.parent)) {
+        issue(Severity::kError, j,
+              fmt::format("parent link '{}' is not a simulated link", jd.parent_name));
+        continue;
+      }
+      LinkInfo& cl = links_[child->second];
+      if (cl.joint != ecs::kNullEntity) {
+        issue(Severity::kError, j,
+              fmt::format("link '{}' is already the child of joint '{}': closed kinematic loops "
+                          "are not supported by Kestrel's MuJoCo backend",
+                          jd.child_name, r_.scoped_name(cl.joint)));
+        continue;
+      }
+      if (jd.parent == jd.child) {
+        issue(Severity::kError, j, "joint connects a link to itself");
+        continue;
+      }
+      // Reject cycles: walk up from the parent; we must not meet the child.
+      bool cycle = false;
+      for (ecs::Entity p = jd.parent; p != ecs::kNullEntity;
+           p = links_[link_index_[p]].parent_link) {
+        if (p == jd.child) {
+          cycle = true;
+          break;
+        }
+      }
+      if (cycle) {
+        issue(Severity::kError, j, "joint closes a kinematic loop (MuJoCo needs a tree)");
+        continue;
+      }
+      cl.joint = j;
+      cl.parent_link = jd.parent;
+    }
+    // Static links are welded to the world whatever their joints say.
+    for (auto& li : links_) {
+      if (li.is_static) {
+        li.parent_link = ecs::kNullEntity;
+        li.joint = ecs::kNullEntity;
+      }
+    }
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      if (links_[i].parent_link != ecs::kNullEntity) {
+        links_[link_index_[links_[i].parent_link]].children.push_back(i);
+      }
+    }
+  }
+
+  bool joint_moves(ecs::Entity j) const {
+    return j != ecs::kNullEntity && r_.get<c::JointData>(j).type != c::JointType::kFixed;
+  }
+
+  // ---- MJCF --------------------------------------------------------------------------------
+
+  void emit() {
+    using tinyxml2::XMLElement;
+    auto* root = doc_.NewElement("mujoco");
+    root->SetAttribute("model", r_.scoped_name(world_).c_str());
+    doc_.InsertEndChild(root);
+
+    auto* compiler = root->InsertNewChildElement("compiler");
+    compiler->SetAttribute("angle", "radian");
+    compiler->SetAttribute("coordinate", "local");
+    compiler->SetAttribute("inertiafromgeom", "false");
+
+    const c::PhysicsParams physics =
+        r_.has<c::PhysicsParams>(world_) ? r_.get<c::PhysicsParams>(world_) : c::PhysicsParams{};
+    const c::Gravity gravity =
+        r_.has<c::Gravity>(world_) ? r_.get<c::Gravity>(world_) : c::Gravity{};
+    dt_ = to_seconds(physics.max_step_size);
+    if (!(dt_ > 0)) {
+      issue(Severity::kError, world_, "physics max_step_size must be positive");
+      dt_ = 1e-3;
+    }
+    auto* option = root->InsertNewChildElement("option");
+    option->SetAttribute("timestep", num(dt_).c_str());
+    option->SetAttribute("gravity", vec3(gravity.value).c_str());
+    option->SetAttribute("integrator", "Euler");
+    size_el_ = root->InsertNewChildElement("size");
+    assets_ = root->InsertNewChildElement("asset");
+    auto* worldbody = root->InsertNewChildElement("worldbody");
+
+    // Which links move: free roots, links with a moving joint, and everything welded below.
+    for (auto& li : links_) {
+      if (li.is_static) continue;
+      if (li.parent_link == ecs::kNullEntity) li.dynamic = li.joint == ecs::kNullEntity ||
+                                                           joint_moves(li.joint);
+    }
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      if (links_[i].parent_link == ecs::kNullEntity) propagate_dynamic(i, links_[i].dynamic);
+    }
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      if (links_[i].parent_link == ecs::kNullEntity) emit_body(worldbody, i, Pose3d::Zero);
+    }
+    if (assets_->NoChildren()) root->DeleteChild(assets_);
+
+    emit_excludes(root);
+
+    // Contact buffers: ~4 contacts per moving geom (a box on a plane makes 4), rows per
+    // contact from the friction pyramid; memory grows with njmax² (see README).
+    const int nconmax = 4 * moving_geoms_ + 16;
+    const int rows = torsional_ ? 6 : 4;
+    const int njmax = nconmax * rows + constraint_rows_ + 16;
+    size_el_->SetAttribute("nconmax", nconmax);
+    size_el_->SetAttribute("njmax", njmax);
+
+    tinyxml2::XMLPrinter printer;
+    doc_.Print(&printer);
+    out_.xml = printer.CStr();
+
+    for (ecs::Entity m : models_) emit_model_record(m);
+  }
+
+  void propagate_dynamic(std::size_t i, bool parent_dynamic) {
+    LinkInfo& li = links_[i];
+    if (li.parent_link != ecs::kNullEntity) li.dynamic = parent_dynamic || joint_moves(li.joint);
+    for (std::size_t ch : li.children) propagate_dynamic(ch, li.dynamic);
+  }
+
+  void emit_body(tinyxml2::XMLElement* parent_el, std::size_t i, const Pose3d& X_WP) {
+    LinkInfo& li = links_[i];
+    const std::string name = r_.scoped_name(li.link);
+    auto* body = parent_el->InsertNewChildElement("body");
+    body->SetAttribute("name", name.c_str());
+    const Pose3d X_PB = compose(inverse(X_WP), li.X_WL);
+    body->SetAttribute("pos", vec3(X_PB.Pos()).c_str());
+    body->SetAttribute("quat", quat4(X_PB.Rot()).c_str());
+
+    BodyRecord rec;
+    rec.link = li.link;
+    rec.name = name;
+    rec.dynamic = li.dynamic;
+    rec.X_WL = li.X_WL;
+    if (auto* g = r_.try_get<c::LinkGravity>(li.link)) rec.gravity = g->value;
+    if (auto* k = r_.try_get<c::Kinematic>(li.link); k && k->value) {
+      issue(Severity::kWarning, li.link,
+            "<kinematic> is not supported by the MuJoCo backend; the link is simulated dynamically");
+    }
+
+    const bool own_dofs = li.dynamic && (li.parent_link == ecs::kNullEntity
+                                             ? li.joint == ecs::kNullEntity
+                                             : joint_moves(li.joint)) ;
+    if (li.dynamic && li.parent_link == ecs::kNullEntity && li.joint == ecs::kNullEntity) {
+      rec.free_joint = name + "::free";
+      auto* fj = body->InsertNewChildElement("freejoint");
+      fj->SetAttribute("name", rec.free_joint.c_str());
+    }
+    if (li.dynamic) emit_inertial(body, li.link, own_dofs, rec);
+    if (li.joint != ecs::kNullEntity) emit_joint(body, li);
+
+    emit_geoms(body, li);
+    const std::size_t record_at = out_.bodies.size();
+    out_.bodies.push_back(std::move(rec));
+    (void)record_at;
+    for (std::size_t ch : li.children) emit_body(body, ch, li.X_WL);
+  }
+
+  void emit_inertial(tinyxml2::XMLElement* body, ecs::Entity link, bool own_dofs,
+                     BodyRecord& rec) {
+    const auto* in = r_.try_get<c::Inertial>(link);
+    if (!in) {
+      if (own_dofs) issue(Severity::kError, link, "moving link has no Inertial (mass, inertia)");
+      return;
+    }
+    const double mass = in->value.MassMatrix().Mass();
+    if (!std::isfinite(mass) || mass < 0 || (own_dofs && mass <= 0)) {
+      issue(Severity::kError, link,
+            fmt::format("mass must be positive and finite for a moving link, found {}", mass));
+      return;
+    }
+    if (mass == 0) return;  // massless link welded to a moving parent: no contribution
+    const auto moi = in->value.Moi();  // about the CoM, in the link frame
+    const double ixx = moi(0, 0), iyy = moi(1, 1), izz = moi(2, 2);
+    const double ixy = moi(0, 1), ixz = moi(0, 2), iyz = moi(1, 2);
+    const auto principal = in->value.MassMatrix().PrincipalMoments();
+    const bool ok = std::isfinite(ixx) && std::isfinite(iyy) && std::isfinite(izz) &&
+                    std::isfinite(ixy) && std::isfinite(ixz) && std::isfinite(iyz) &&
+                    principal.X() > 0 && principal.Y() > 0 && principal.Z() > 0 &&
+                    principal.X() + principal.Y() >= principal.Z() * (1 - 1e-9) &&
+                    principal.Y() + principal.Z() >= principal.X() * (1 - 1e-9) &&
+                    principal.X() + principal.Z() >= principal.Y() * (1 - 1e-9);
+    if (!ok) {
+      issue(Severity::kError, link,
+            fmt::format("inertia must be finite, positive definite and satisfy the triangle "
+                        "inequality; found ixx={} iyy={} izz={} ixy={} ixz={} iyz={}",
+                        ixx, iyy, izz, ixy, ixz, iyz));
+      return;
+    }
+    auto* el = body->InsertNewChildElement("inertial");
+    el->SetAttribute("pos", vec3(in->value.Pose().Pos()).c_str());
+    el->SetAttribute("mass", num(mass).c_str());
+    el->SetAttribute("fullinertia",
+                     fmt::format("{} {} {} {} {} {}", ixx, iyy, izz, ixy, ixz, iyz).c_str());
+    rec.mass = mass;
+  }
+
+  void emit_joint(tinyxml2::XMLElement* body, const LinkInfo& li) {
+    const auto& jd = r_.get<c::JointData>(li.joint);
+    JointRecord rec;
+    rec.joint = li.joint;
+    rec.type = jd.type;
+    rec.child = li.link;
+    rec.X_WJ = joint_world_pose(li);
+    rec.X_CJ = compose(inverse(li.X_WL), rec.X_WJ);
+    const std::string name = r_.scoped_name(li.joint);
+
+    auto axis_joint = [&](const c::JointAxisData& ax, const char* type, const std::string& jname,
+                          bool limits) {
+      Vector3d a = rec.X_CJ.Rot().RotateVector(ax.xyz);
+      if (!finite(a) || a.Length() < 1e-12) {
+        issue(Severity::kError, li.joint, "joint axis must be a finite non-zero vector");
+        a = Vector3d(0, 0, 1);
+      }
+      a.Normalize();
+      auto* el = body->InsertNewChildElement("joint");
+      el->SetAttribute("name", jname.c_str());
+      el->SetAttribute("type", type);
+      el->SetAttribute("pos", vec3(rec.X_CJ.Pos()).c_str());
+      el->SetAttribute("axis", vec3(a).c_str());
+      const bool limited = limits && ax.lower > -1e15 && ax.upper < 1e15;
+      if (limited) {
+        if (!(ax.lower <= ax.upper)) {
+          issue(Severity::kError, li.joint,
+                fmt::format("joint limits need lower <= upper, found {} > {}", ax.lower,
+                            ax.upper));
+        }
+        el->SetAttribute("limited", "true");
+        el->SetAttribute("range", fmt::format("{} {}", ax.lower, ax.upper).c_str());
+        constraint_rows_ += 2;
+      }
+      if (ax.damping != 0) el->SetAttribute("damping", num(ax.damping).c_str());
+      if (ax.friction != 0) {
+        el->SetAttribute("frictionloss", num(ax.friction).c_str());
+        constraint_rows_ += 1;
+      }
+      if (ax.spring_stiffness != 0) {
+        el->SetAttribute("stiffness", num(ax.spring_stiffness).c_str());
+        el->SetAttribute("springref", num(ax.spring_reference).c_str());
+      }
+      if (ax.damping < 0 || ax.friction < 0 || ax.spring_stiffness < 0) {
+        issue(Severity::kError, li.joint, "joint damping, friction and stiffness must be >= 0");
+      }
+      if (ax.velocity >= 0) {
+        issue(Severity::kWarning, li.joint,
+              "joint velocity limit: MuJoCo has none; Kestrel clamps JointVelocityCmd to it but "
+              "does not limit the passive motion");
+      }
+      rec.names.push_back(jname);
+      rec.effort.push_back(ax.effort);
+      rec.velocity.push_back(ax.velocity);
+    };
+
+    switch (jd.type) {
+      case c::JointType::kFixed:
+        break;
+      case c::JointType::kRevolute:
+        axis_joint(jd.axis, "hinge", name, true);
+        break;
+      case c::JointType::kContinuous:
+        axis_joint(jd.axis, "hinge", name, false);
+        break;
+      case c::JointType::kPrismatic:
+        axis_joint(jd.axis, "slide", name, true);
+        break;
+      case c::JointType::kBall: {
+        auto* el = body->InsertNewChildElement("joint");
+        el->SetAttribute("name", name.c_str());
+        el->SetAttribute("type", "ball");
+        el->SetAttribute("pos", vec3(rec.X_CJ.Pos()).c_str());
+        if (jd.axis.damping > 0) el->SetAttribute("damping", num(jd.axis.damping).c_str());
+        rec.names.push_back(name);
+        rec.effort.push_back(-1);
+        rec.velocity.push_back(-1);
+        break;
+      }
+      case c::JointType::kUniversal:
+      case c::JointType::kRevolute2:
+        if (!jd.axis2) {
+          issue(Severity::kError, li.joint, "universal/revolute2 joint needs <axis2>");
+          break;
+        }
+        axis_joint(jd.axis, "hinge", name, true);
+        axis_joint(*jd.axis2, "hinge", name + "::axis2", true);
+        break;
+      case c::JointType::kScrew:
+      case c::JointType::kGearbox:
+        issue(Severity::kError, li.joint,
+              fmt::format("joint type '{}' is not supported by the MuJoCo backend",
+                          jd.type == c::JointType::kScrew ? "screw" : "gearbox"));
+        break;
+    }
+    if (jd.type != c::JointType::kFixed) out_.needs_rne_post = true;
+    out_.joints.push_back(std::move(rec));
+  }
+
+  Pose3d joint_world_pose(const LinkInfo& li) const {
+    if (options_.reference_poses) {
+      if (auto it = options_.reference_poses->find(li.joint);
+          it != options_.reference_poses->end()) {
+        return it->second;
+      }
+    }
+    if (auto* wp = r_.try_get<c::WorldPose>(li.joint)) return wp->value;
+    // Without a world pose, a joint's Pose is relative to its child link (SDF's default).
+    if (auto* p = r_.try_get<c::Pose>(li.joint)) return compose(li.X_WL, p->value);
+    return li.X_WL;
+  }
+
+  void emit_geoms(tinyxml2::XMLElement* body, LinkInfo& li) {
+    for (ecs::Entity g : r_.children(li.link)) {
+      if (!r_.has<c::Collision>(g)) continue;
+      const auto* geo = r_.try_get<c::Geometry>(g);
+      if (!geo || std::holds_alternative<std::monostate>(geo->shape)) {
+        issue(Severity::kWarning, g, "collision has no geometry; ignored");
+        continue;
+      }
+      Pose3d X_LG;
+      if (auto* p = r_.try_get<c::Pose>(g)) {
+        X_LG = p->value;
+      } else {
+        X_LG = compose(inverse(li.X_WL), world_pose_of(r_, g));
+      }
+      const std::string name = r_.scoped_name(g);
+      auto* el = doc_.NewElement("geom");
+      el->SetAttribute("name", name.c_str());
+      if (!shape(el, g, geo->shape, li, X_LG)) {
+        doc_.DeleteNode(el);
+        continue;
+      }
+      body->InsertEndChild(el);
+      surface(el, g, li);
+      li.has_geoms = true;
+      if (li.dynamic) ++moving_geoms_;
+      out_.geoms.push_back(g);
+    }
+  }
+
+  // Sets type, size, pos, quat. Returns false when the shape cannot be simulated.
+  bool shape(tinyxml2::XMLElement* el, ecs::Entity g, const decltype(c::Geometry::shape)& s,
+             const LinkInfo& li, Pose3d X_LG) {
+    auto positive = [&](std::initializer_list<double> v, const char* what) {
+      for (double x : v) {
+        if (!(x > 0) || !std::isfinite(x)) {
+          issue(Severity::kError, g, fmt::format("{} must be positive and finite", what));
+          return false;
+        }
+      }
+      return true;
+    };
+    bool ok = true;
+    if (auto* b = std::get_if<c::BoxShape>(&s)) {
+      ok = positive({b->size.X(), b->size.Y(), b->size.Z()}, "box size");
+      el->SetAttribute("type", "box");
+      el->SetAttribute("size", vec3(b->size * 0.5).c_str());
+    } else if (auto* sp = std::get_if<c::SphereShape>(&s)) {
+      ok = positive({sp->radius}, "sphere radius");
+      el->SetAttribute("type", "sphere");
+      el->SetAttribute("size", num(sp->radius).c_str());
+    } else if (auto* cy = std::get_if<c::CylinderShape>(&s)) {
+      ok = positive({cy->radius, cy->length}, "cylinder radius and length");
+      el->SetAttribute("type", "cylinder");
+      el->SetAttribute("size", fmt::format("{} {}", cy->radius, cy->length / 2).c_str());
+    } else if (auto* ca = std::get_if<c::CapsuleShape>(&s)) {
+      ok = positive({ca->radius, ca->length}, "capsule radius and length");
+      el->SetAttribute("type", "capsule");
+      el->SetAttribute("size", fmt::format("{} {}", ca->radius, ca->length / 2).c_str());
+    } else if (auto* el2 = std::get_if<c::EllipsoidShape>(&s)) {
+      ok = positive({el2->radii.X(), el2->radii.Y(), el2->radii.Z()}, "ellipsoid radii");
+      el->SetAttribute("type", "ellipsoid");
+      el->SetAttribute("size", vec3(el2->radii).c_str());
+    } else if (auto* pl = std::get_if<c::PlaneShape>(&s)) {
+      if (li.dynamic) {
+        issue(Severity::kError, g,
+              "plane collision on a moving link: MuJoCo planes must be static (use a box)");
+        return false;
+      }
+      if (!finite(pl->normal) || pl->normal.Length() < 1e-12) {
+        issue(Severity::kError, g, "plane normal must be a finite non-zero vector");
+        return false;
+      }
+      el->SetAttribute("type", "plane");
+      el->SetAttribute("size", "0 0 1");  // infinite
+      X_LG = Pose3d(X_LG.Pos(), X_LG.Rot() * z_onto(pl->normal));
+    } else if (auto* me = std::get_if<c::MeshShape>(&s)) {
+      if (!mesh(el, g, *me)) return false;
+    } else if (std::holds_alternative<c::HeightmapShape>(s)) {
+      issue(Severity::kError, g, "heightmap collisions are not supported by the MuJoCo backend");
+      return false;
+    }
+    if (!ok) return false;
+    el->SetAttribute("pos", vec3(X_LG.Pos()).c_str());
+    el->SetAttribute("quat", quat4(X_LG.Rot()).c_str());
+    return true;
+  }
+
+  bool mesh(tinyxml2::XMLElement* el, ecs::Entity g, const c::MeshShape& me) {
+    if (me.path.empty()) {
+      issue(Severity::kError, g, fmt::format("mesh '{}' could not be resolved to a file", me.uri));
+      return false;
+    }
+    std::string ext = std::filesystem::path(me.path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (ext != ".stl" && ext != ".obj") {
+      issue(Severity::kError, g,
+            fmt::format("mesh '{}': MuJoCo 2.2 reads STL and OBJ only, found '{}'", me.uri, ext));
+      return false;
+    }
+    if (!me.submesh.empty()) {
+      issue(Severity::kWarning, g,
+            fmt::format("mesh submesh '{}' is ignored; the whole file is used", me.submesh));
+    }
+    issue(Severity::kWarning, g,
+          "mesh collision uses the mesh's convex hull (MuJoCo collides convex meshes only)");
+    const std::string mesh_name = fmt::format("mesh{}", out_.meshes.size());
+    MeshFile mf{mesh_name + ext, me.path};
+    auto* asset = assets_->InsertNewChildElement("mesh");
+    asset->SetAttribute("name", mesh_name.c_str());
+    asset->SetAttribute("file", options_.absolute_mesh_paths ? me.path.c_str() : mf.vfs_name.c_str());
+    asset->SetAttribute("scale", vec3(me.scale).c_str());
+    out_.meshes.push_back(std::move(mf));
+    el->SetAttribute("type", "mesh");
+    el->SetAttribute("mesh", mesh_name.c_str());
+    return true;
+  }
+
+  void surface(tinyxml2::XMLElement* el, ecs::Entity g, const LinkInfo& li) {
+    const c::Surface s = r_.has<c::Surface>(g) ? r_.get<c::Surface>(g) : c::Surface{};
+    if (!(s.mu >= 0) || !(s.mu2 >= 0) || !(s.mu_torsional >= 0) || !(s.patch_radius >= 0)) {
+      issue(Severity::kError, g, "friction coefficients must be >= 0");
+    }
+    if (s.mu2 != s.mu) {
+      issue(Severity::kWarning, g,
+            fmt::format("mu2 ({}) differs from mu ({}): MuJoCo's friction is isotropic; "
+                        "mu is used in both directions",
+                        s.mu2, s.mu));
+    }
+    if (s.restitution > 0) {
+      issue(Severity::kWarning, g, "restitution (bounce) is not supported by the MuJoCo backend");
+    }
+    // MuJoCo torsional friction is a length: torque = coef · normal force.
+    const double torsional = s.mu_torsional * s.patch_radius;
+    el->SetAttribute("friction", fmt::format("{} {} 0.0001", s.mu, torsional).c_str());
+    if (torsional > 0) {
+      el->SetAttribute("condim", 4);
+      if (li.dynamic) torsional_ = true;
+    }
+    const int mask = static_cast<int>(s.collide_bitmask);
+    el->SetAttribute("contype", mask);
+    el->SetAttribute("conaffinity", mask);
+    if (s.kp || s.kd) {
+      // Direct stiffness/damping (negative solref) per unit mass of the link: MuJoCo's
+      // reference acceleration is −b·v − k·r, so k = kp/m, b = kd/m. Stiffness is capped so
+      // the contact's time constant stays above two steps (MuJoCo's stability rule).
+      const double m = link_mass(li.link);
+      if (m <= 0) {
+        issue(Severity::kWarning, g,
+              "contact kp/kd on a link without mass (static): MuJoCo's default contact is used");
+        return;
+      }
+      double k = s.kp.value_or(0) / m;
+      const double b = s.kd.value_or(0) / m;
+      const double k_max = 1.0 / (4 * dt_ * dt_);
+      if (k > k_max) k = k_max;
+      el->SetAttribute("solref", fmt::format("{} {}", -k, -b).c_str());
+    }
+  }
+
+  double link_mass(ecs::Entity link) const {
+    if (auto* in = r_.try_get<c::Inertial>(link)) return in->value.MassMatrix().Mass();
+    return 0;
+  }
+
+  void emit_excludes(tinyxml2::XMLElement* root) {
+    tinyxml2::XMLElement* contact = nullptr;
+    for (std::size_t a = 0; a < links_.size(); ++a) {
+      const LinkInfo& la = links_[a];
+      if (!la.has_geoms || la.top_model == ecs::kNullEntity) continue;
+      for (std::size_t b = a + 1; b < links_.size(); ++b) {
+        const LinkInfo& lb = links_[b];
+        if (!lb.has_geoms || lb.top_model != la.top_model) continue;
+        if (!la.dynamic && !lb.dynamic) continue;
+        if (la.self_collide && lb.self_collide) continue;
+        if (!contact) contact = root->InsertNewChildElement("contact");
+        auto* ex = contact->InsertNewChildElement("exclude");
+        ex->SetAttribute("body1", r_.scoped_name(la.link).c_str());
+        ex->SetAttribute("body2", r_.scoped_name(lb.link).c_str());
+      }
+    }
+  }
+
+  void emit_model_record(ecs::Entity m) {
+    ModelRecord rec;
+    rec.model = m;
+    const ecs::Entity p = r_.parent(m);
+    if (p != world_ && r_.has<c::Model>(p)) rec.parent_model = p;
+    // Canonical link: the first link found under the model (SDF's default canonical link).
+    for (ecs::Entity d : r_.descendants(m)) {
+      if (auto it = link_index_.find(d); it != link_index_.end()) {
+        rec.canonical = d;
+        const LinkInfo& li = links_[it->second];
+        rec.dynamic = li.dynamic;
+        const Pose3d X_WM = world_pose_of(r_, m);
+        rec.X_LM = compose(inverse(li.X_WL), X_WM);
+        break;
+      }
+    }
+    out_.models.push_back(rec);
+  }
+
+  const ecs::Registry& r_;
+  ecs::Entity world_;
+  const BuildOptions& options_;
+  MjcfModel out_;
+  std::vector<LinkInfo> links_;
+  std::unordered_map<ecs::Entity, std::size_t> link_index_;
+  std::vector<ecs::Entity> joints_, models_;
+  tinyxml2::XMLDocument doc_;
+  tinyxml2::XMLElement* size_el_ = nullptr;
+  tinyxml2::XMLElement* assets_ = nullptr;
+  double dt_ = 1e-3;
+  int moving_geoms_ = 0;
+  int constraint_rows_ = 0;
+  bool torsional_ = false;
+};
+
+}  // namespace
+
+ignition::math::Pose3d world_pose_of(const ecs::Registry& registry, ecs::Entity e) {
+  if (auto* wp = registry.try_get<components::WorldPose>(e)) return wp->value;
+  Pose3d X = Pose3d::Zero;
+  for (ecs::Entity x = e; x != ecs::kNullEntity; x = registry.parent(x)) {
+    if (auto* wp = registry.try_get<components::WorldPose>(x)) return compose(wp->value, X);
+    if (auto* p = registry.try_get<components::Pose>(x)) X = compose(p->value, X);
+  }
+  return X;
+}
+
+MjcfModel build_mjcf(const ecs::Registry& registry, ecs::Entity world,
+                     const BuildOptions& options) {
+  return Builder(registry, world, options).run();
+}
+
+void throw_on_errors(const std::vector<PhysicsIssue>& issues) {
+  std::string msg;
+  int n = 0;
+  for (const auto& i : issues) {
+    if (i.severity != PhysicsIssue::Severity::kError) continue;
+    msg += (n++ ? "\n" : "") + format_issue(i);
+  }
+  if (n == 0) return;
+  throw Error(n == 1 ? msg : fmt::format("{} physics errors:\n{}", n, msg));
+}
+
+}  // namespace kestrel::physics::mujoco
+
+namespace kestrel::physics {
+std::string format_issue(const PhysicsIssue& issue) {
+  std::string out =
+      issue.severity == PhysicsIssue::Severity::kError ? "error: " : "warning: ";
+  if (!issue.file.empty()) {
+    out += issue.file;
+    if (issue.line > 0) out += ":" + std::to_string(issue.line);
+    out += ": ";
+  }
+  if (!issue.scoped_name.empty()) out += issue.scoped_name + ": ";
+  return out + issue.message;
+}
+
+}  // namespace kestrel::physics

@@ -1,0 +1,143 @@
+// MJCF generation: what each registry feature becomes, and what is reported.
+
+#include "physics/mujoco/mjcf_builder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <tinyxml2.h>
+
+#include "physics/test_worlds.h"
+
+namespace kestrel::physics::mujoco {
+namespace {
+
+namespace c = kestrel::components;
+using physics::testing::TestWorld;
+using physics::testing::link_of;
+using ignition::math::Pose3d;
+using ::testing::HasSubstr;
+
+std::string messages(const MjcfModel& m) {
+  std::string out;
+  for (const auto& i : m.issues) out += format_issue(i) + "\n";
+  return out;
+}
+
+TEST(MjcfBuilder, BoxOnGroundBecomesFreeBodyAndStaticPlane) {
+  TestWorld w;
+  w.ground();
+  c::Surface s;
+  s.mu = s.mu2 = 0.7;
+  s.collide_bitmask = 0x5;
+  w.box("box", {0, 0, 1}, {0.2, 0.4, 0.6}, 2.0, s);
+  const MjcfModel m = build_mjcf(w.r(), w.world());
+  EXPECT_TRUE(m.issues.empty()) << messages(m);
+  tinyxml2::XMLDocument doc;
+  ASSERT_EQ(doc.Parse(m.xml.c_str()), tinyxml2::XML_SUCCESS);
+  auto* root = doc.FirstChildElement("mujoco");
+  EXPECT_STREQ(root->FirstChildElement("compiler")->Attribute("angle"), "radian");
+  EXPECT_STREQ(root->FirstChildElement("option")->Attribute("timestep"), "0.001");
+  EXPECT_STREQ(root->FirstChildElement("option")->Attribute("gravity"), "0 0 -9.8");
+  auto* wb = root->FirstChildElement("worldbody");
+  auto* ground = wb->FirstChildElement("body");
+  EXPECT_STREQ(ground->Attribute("name"), "test::ground::link");
+  EXPECT_EQ(ground->FirstChildElement("freejoint"), nullptr);
+  EXPECT_STREQ(ground->FirstChildElement("geom")->Attribute("type"), "plane");
+  auto* box = ground->NextSiblingElement("body");
+  EXPECT_STREQ(box->Attribute("pos"), "0 0 1");
+  ASSERT_NE(box->FirstChildElement("freejoint"), nullptr);
+  auto* in = box->FirstChildElement("inertial");
+  EXPECT_STREQ(in->Attribute("mass"), "2");
+  auto* g = box->FirstChildElement("geom");
+  EXPECT_STREQ(g->Attribute("size"), "0.1 0.2 0.3");
+  EXPECT_STREQ(g->Attribute("friction"), "0.7 0 0.0001");
+  EXPECT_EQ(g->IntAttribute("contype"), 5);
+  EXPECT_EQ(g->IntAttribute("conaffinity"), 5);
+  EXPECT_GT(root->FirstChildElement("size")->IntAttribute("nconmax"), 4);
+}
+
+TEST(MjcfBuilder, UnsupportedFeaturesAreReportedByName) {
+  TestWorld w;
+  const auto model = w.model("robot", Pose3d::Zero);
+  const auto a = w.link(model, "a", Pose3d::Zero, 1, {0.1, 0.1, 0.1});
+  const auto b = w.link(model, "b", Pose3d(0, 0, 1, 0, 0, 0), 1, {0.1, 0.1, 0.1});
+  w.joint(model, "screw", c::JointType::kScrew, a, b, Pose3d::Zero);
+  c::MeshShape dae;
+  dae.uri = "model://robot/meshes/body.dae";
+  dae.path = "/tmp/body.dae";
+  w.collision(a, "mesh", c::Geometry{dae});
+  w.collision(a, "terrain", c::Geometry{c::HeightmapShape{}});
+  c::Surface s;
+  s.mu2 = 0.3;
+  w.collision(b, "aniso", c::Geometry{c::SphereShape{0.1}}, Pose3d::Zero, s);
+  w.collision(b, "plane", c::Geometry{c::PlaneShape{}});
+  const auto text = messages(build_mjcf(w.r(), w.world()));
+  EXPECT_THAT(text, HasSubstr("error: test::robot::screw: joint type 'screw' is not supported"));
+  EXPECT_THAT(text, HasSubstr("test::robot::a::mesh: mesh 'model://robot/meshes/body.dae': "
+                              "MuJoCo 2.2 reads STL and OBJ only"));
+  EXPECT_THAT(text, HasSubstr("test::robot::a::terrain: heightmap"));
+  EXPECT_THAT(text, HasSubstr("warning: test::robot::b::aniso: mu2 (0.3) differs from mu (1)"));
+  EXPECT_THAT(text, HasSubstr("test::robot::b::plane: plane collision on a moving link"));
+}
+
+TEST(MjcfBuilder, BadInertiaAndMassAreErrorsNamingTheLink) {
+  TestWorld w;
+  const auto model = w.model("m", Pose3d::Zero);
+  w.link(model, "zero", Pose3d::Zero, 0, {0.1, 0.1, 0.1});
+  w.link(model, "triangle", Pose3d::Zero, 1, {0.1, 0.1, 1.0});
+  const auto text = messages(build_mjcf(w.r(), w.world()));
+  EXPECT_THAT(text, HasSubstr("test::m::zero: mass must be positive"));
+  EXPECT_THAT(text, HasSubstr("test::m::triangle: inertia must be finite, positive definite and "
+                              "satisfy the triangle inequality"));
+  EXPECT_THROW(throw_on_errors(build_mjcf(w.r(), w.world()).issues), Error);
+}
+
+TEST(MjcfBuilder, SelfCollideOffExcludesLinkPairsOfAModel) {
+  TestWorld w;
+  const auto model = w.model("m", Pose3d::Zero);
+  const auto a = w.link(model, "a", Pose3d::Zero, 1, {0.1, 0.1, 0.1});
+  const auto b = w.link(model, "b", Pose3d(1, 0, 0, 0, 0, 0), 1, {0.1, 0.1, 0.1});
+  w.collision(a, "c", c::Geometry{c::SphereShape{0.1}});
+  w.collision(b, "c", c::Geometry{c::SphereShape{0.1}});
+  EXPECT_THAT(build_mjcf(w.r(), w.world()).xml,
+              HasSubstr(R"(<exclude body1="test::m::a" body2="test::m::b"/>)"));
+  w.r().add<c::SelfCollide>(model, true);
+  EXPECT_THAT(build_mjcf(w.r(), w.world()).xml, ::testing::Not(HasSubstr("exclude")));
+}
+
+TEST(MjcfBuilder, JointLimitsDampingFrictionSpring) {
+  TestWorld w;
+  const auto model = w.model("m", Pose3d::Zero);
+  const auto a = w.link(model, "a", Pose3d::Zero, 1, {0.1, 0.1, 0.1});
+  const auto b = w.link(model, "b", Pose3d(0, 0, 1, 0, 0, 0), 1, {0.1, 0.1, 0.1});
+  c::JointAxisData ax;
+  ax.xyz = {1, 0, 0};
+  ax.lower = -0.5;
+  ax.upper = 0.25;
+  ax.damping = 0.1;
+  ax.friction = 0.2;
+  ax.spring_stiffness = 3;
+  ax.spring_reference = 0.1;
+  w.joint(model, "j", c::JointType::kRevolute, a, b, Pose3d(0, 0, 0.5, 0, 0, 0), ax);
+  const auto m = build_mjcf(w.r(), w.world());
+  EXPECT_THAT(m.xml, HasSubstr(R"(<joint name="test::m::j" type="hinge" pos="0 0 -0.5" )"
+                               R"(axis="1 0 0" limited="true" range="-0.5 0.25" damping="0.1" )"
+                               R"(frictionloss="0.2" stiffness="3" springref="0.1"/>)"));
+  // b is nested in a (relative pose), a is a free root.
+  EXPECT_THAT(m.xml, HasSubstr(R"(<body name="test::m::b" pos="0 0 1" quat="1 0 0 0">)"));
+  EXPECT_TRUE(m.needs_rne_post);
+}
+
+TEST(MjcfBuilder, ExportedMjcfIsWhatCheckAndTheEngineUse) {
+  TestWorld w;
+  w.ground();
+  w.box("box", {0, 0, 1}, {0.2, 0.2, 0.2}, 1.0);
+  EXPECT_EQ(export_mjcf(w.r(), w.world()), build_mjcf(w.r(), w.world()).xml);
+  EXPECT_TRUE(check_physics(w.r(), w.world()).empty());
+  auto engine = make_mujoco_engine();
+  engine->build(w.r(), w.world());
+  EXPECT_EQ(engine->model_text(), export_mjcf(w.r(), w.world()));
+}
+
+}  // namespace
+}  // namespace kestrel::physics::mujoco

@@ -1,0 +1,811 @@
+// The MuJoCo 2.2 engine: the only file (with mjcf_builder) that knows MuJoCo exists.
+//
+// Per step (narrated like MuJoCo's own pipeline). Invariant between steps: position- and
+// velocity-dependent quantities (kinematics, contacts, cvel) are computed for the current state.
+//   commands        xfrc_applied, qfrc_applied, teleports and velocity commands
+//   re-kinematics   only if a command changed qpos (mj_step1) or qvel (mj_fwdVelocity)
+//   acceleration    actuation, smooth acceleration, constraint solve at time t
+//   readout (t)     contacts, joint forces, transmitted wrenches
+//   integrate       mj_Euler: qpos, qvel, time advance to t + dt
+//   kinematics      mj_step1 at t + dt (what mj_step would do first in the next step)
+//   readout (t+dt)  poses, velocities, accelerations, joint positions and velocities
+// This is exactly mj_step's sequence, split so that the state Kestrel reports is consistent.
+
+#include <mujoco/mujoco.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/physics.h"
+#include "kestrel/components/world.h"
+#include "kestrel/physics/physics.h"
+#include "physics/mujoco/mjcf_builder.h"
+#include "physics/pose_math.h"
+
+namespace kestrel::physics {
+namespace {
+
+namespace c = kestrel::components;
+using ignition::math::Pose3d;
+using ignition::math::Quaterniond;
+using ignition::math::Vector3d;
+
+struct ModelDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+struct DataDeleter {
+  void operator()(mjData* d) const { mj_deleteData(d); }
+};
+using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;
+using DataPtr = std::unique_ptr<mjData, DataDeleter>;
+
+// MuJoCo prints its warnings and writes MUJOCO_LOG.TXT into the working directory. Kestrel reads
+// d->warning after every step and throws instead, so the text output is silenced (process-wide,
+// installed once).
+void quiet_warnings(const char*) {}
+void install_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] { mju_user_warning = quiet_warnings; });
+}
+
+Vector3d v3(const mjtNum* p) { return Vector3d(p[0], p[1], p[2]); }
+// R^T v for MuJoCo's row-major 3x3 (rows are world axes, columns body axes).
+Vector3d rot_t(const mjtNum* R, const Vector3d& v) {
+  return Vector3d(R[0] * v.X() + R[3] * v.Y() + R[6] * v.Z(),
+                  R[1] * v.X() + R[4] * v.Y() + R[7] * v.Z(),
+                  R[2] * v.X() + R[5] * v.Y() + R[8] * v.Z());
+}
+Vector3d rot(const mjtNum* R, const Vector3d& v) {
+  return Vector3d(R[0] * v.X() + R[1] * v.Y() + R[2] * v.Z(),
+                  R[3] * v.X() + R[4] * v.Y() + R[5] * v.Z(),
+                  R[6] * v.X() + R[7] * v.Y() + R[8] * v.Z());
+}
+Pose3d body_pose(const mjData* d, int id) {
+  const mjtNum* p = d->xpos + 3 * id;
+  const mjtNum* q = d->xquat + 4 * id;
+  return Pose3d(p[0], p[1], p[2], q[0], q[1], q[2], q[3]);
+}
+
+// entity id → small index, -1 when absent. Entity ids are dense and never reused, so a flat
+// vector is the cheapest map; rebuilt only on structural change.
+class EntityIndex {
+ public:
+  void clear() { idx_.clear(); }
+  void set(ecs::Entity e, int i) {
+    if (e >= idx_.size()) idx_.resize(e + 1, -1);
+    idx_[e] = i;
+  }
+  int operator[](ecs::Entity e) const { return e < idx_.size() ? idx_[e] : -1; }
+
+ private:
+  std::vector<int> idx_;
+};
+
+struct Body {
+  ecs::Entity link = ecs::kNullEntity;
+  int id = -1;             // MuJoCo body id
+  int qadr = -1, dadr = -1;  // free joint addresses, -1 if not a free root
+  bool dynamic = false;
+  bool gravity = true;
+  int parent_model = -1;   // index into models (for Pose relative to the model)
+};
+
+struct Jnt {
+  ecs::Entity joint = ecs::kNullEntity;
+  c::JointType type = c::JointType::kFixed;
+  int naxes = 0;       // MuJoCo joints (0 fixed, 1, 2 universal)
+  int nq = 0, nv = 0;  // values in JointPosition / JointVelocity
+  int qadr[2] = {-1, -1}, dadr[2] = {-1, -1};
+  double effort[2] = {-1, -1}, velocity[2] = {-1, -1};
+  int child_body = -1;  // MuJoCo body id
+  Pose3d X_CJ;
+};
+
+struct Mdl {
+  ecs::Entity model = ecs::kNullEntity;
+  int parent = -1;      // index of the parent model, -1 = the world
+  int canonical = -1;   // MuJoCo body id, -1 if none
+  Pose3d X_LM;
+  bool dynamic = false;
+  std::vector<int> roots;  // indices into bodies: root bodies (free or static) of this model
+  Pose3d X_WM;             // current world pose
+};
+
+// Everything derived from one build; copied whole for exact reset.
+struct Mapping {
+  std::vector<Body> bodies;
+  std::vector<Jnt> joints;
+  std::vector<Mdl> models;
+  std::vector<ecs::Entity> geom_entity;   // by MuJoCo geom id
+  std::vector<ecs::Entity> jnt_entity;    // by MuJoCo joint id (free joint: its link)
+  EntityIndex body_of, joint_of, model_of;  // entity → index into bodies/joints/models
+  std::unordered_map<ecs::Entity, Pose3d> reference;  // zero-configuration world poses
+  std::vector<double> prev_vel;  // 6 per body: world linear, world angular
+  bool needs_rne = false;
+};
+
+class MujocoEngine final : public PhysicsEngine {
+ public:
+  MujocoEngine() { install_handlers(); }
+
+  void build(ecs::Registry& r, ecs::Entity world) override {
+    world_ = world;
+    // State of what persists, by entity.
+    std::unordered_map<ecs::Entity, std::vector<double>> carried_q, carried_v;
+    if (m_) {
+      for (const Body& b : map_.bodies) {
+        if (b.qadr < 0) continue;
+        carried_q[b.link].assign(d_->qpos + b.qadr, d_->qpos + b.qadr + 7);
+        carried_v[b.link].assign(d_->qvel + b.dadr, d_->qvel + b.dadr + 6);
+      }
+      for (const Jnt& j : map_.joints) {
+        for (int k = 0; k < j.naxes; ++k) {
+          const int t = m_->jnt_type[jnt_id(j, k)];
+          const int nq = t == mjJNT_BALL ? 4 : 1, nv = t == mjJNT_BALL ? 3 : 1;
+          auto& q = carried_q[j.joint];
+          auto& v = carried_v[j.joint];
+          q.insert(q.end(), d_->qpos + j.qadr[k], d_->qpos + j.qadr[k] + nq);
+          v.insert(v.end(), d_->qvel + j.dadr[k], d_->qvel + j.dadr[k] + nv);
+        }
+      }
+    }
+
+    mujoco::BuildOptions opts;
+    opts.reference_poses = &map_.reference;
+    mujoco::MjcfModel mjcf = mujoco::build_mjcf(r, world, opts);
+    issues_ = mjcf.issues;
+    mujoco::throw_on_errors(issues_);
+    load(mjcf);
+    map(r, mjcf);
+
+    for (const Body& b : map_.bodies) {
+      if (b.qadr < 0) continue;
+      if (auto it = carried_q.find(b.link); it != carried_q.end()) {
+        std::memcpy(d_->qpos + b.qadr, it->second.data(), 7 * sizeof(double));
+        std::memcpy(d_->qvel + b.dadr, carried_v[b.link].data(), 6 * sizeof(double));
+      }
+    }
+    for (const Jnt& j : map_.joints) {
+      auto it = carried_q.find(j.joint);
+      if (it == carried_q.end()) continue;
+      std::size_t qi = 0, vi = 0;
+      for (int k = 0; k < j.naxes; ++k) {
+        const int t = m_->jnt_type[jnt_id(j, k)];
+        const int nq = t == mjJNT_BALL ? 4 : 1, nv = t == mjJNT_BALL ? 3 : 1;
+        if (qi + nq > it->second.size()) break;
+        std::memcpy(d_->qpos + j.qadr[k], it->second.data() + qi, nq * sizeof(double));
+        std::memcpy(d_->qvel + j.dadr[k], carried_v[j.joint].data() + vi, nv * sizeof(double));
+        qi += nq;
+        vi += nv;
+      }
+    }
+
+    mj_step1(m_.get(), d_.get());
+    check_warnings(r);
+    add_state_components(r);
+    read_state(r, /*first=*/true, 0);
+
+    if (!m0_) {  // the state every reset returns to
+      m0_.reset(mj_copyModel(nullptr, m_.get()));
+      d0_.reset(mj_copyData(nullptr, m0_.get(), d_.get()));
+      map0_ = map_;
+      xml0_ = xml_;
+      issues0_ = issues_;
+    }
+  }
+
+  void step(Duration dt, ecs::Registry& r) override {
+    mjModel* m = m_.get();
+    mjData* d = d_.get();
+    dt_ = to_seconds(dt);
+    m->opt.timestep = dt_;
+
+    // commands
+    const int changed = apply_commands(r);
+    // re-kinematics after teleports / imposed velocities
+    if (changed & kPosChanged) {
+      mj_step1(m, d);
+    } else if (changed & kVelChanged) {
+      mj_fwdVelocity(m, d);
+    }
+    // acceleration and constraint forces at time t
+    mj_fwdActuation(m, d);
+    mj_fwdAcceleration(m, d);
+    mj_fwdConstraint(m, d);
+    mj_sensorAcc(m, d);
+    mj_checkAcc(m, d);
+    check_warnings(r);
+    if (map_.needs_rne) mj_rnePostConstraint(m, d);
+    // readout at time t: contacts, joint forces, transmitted wrenches
+    read_contacts(r);
+    read_joint_forces(r);
+    // integrate to t + dt
+    mj_Euler(m, d);
+    // kinematics, collision and velocities at t + dt
+    mj_step1(m, d);
+    check_warnings(r);
+    read_state(r, /*first=*/full_read_, dt_);
+    full_read_ = false;
+  }
+
+  void reset(ecs::Registry& r) override {
+    KESTREL_DEMAND(m0_ != nullptr);
+    m_.reset(mj_copyModel(nullptr, m0_.get()));
+    d_.reset(mj_copyData(nullptr, m_.get(), d0_.get()));
+    map_ = map0_;
+    xml_ = xml0_;
+    issues_ = issues0_;
+    add_state_components(r);
+    read_state(r, /*first=*/true, 0);
+  }
+
+  const std::vector<PhysicsIssue>& issues() const override { return issues_; }
+  const std::string& model_text() const override { return xml_; }
+
+ private:
+  static constexpr int kPosChanged = 1, kVelChanged = 2;
+
+  int jnt_id(const Jnt& j, int k) const { return m_->dof_jntid[j.dadr[k]]; }
+
+  // ---- build --------------------------------------------------------------------------------
+
+  void load(const mujoco::MjcfModel& mjcf) {
+    auto vfs = std::make_unique<mjVFS>();  // ~2 MB: never on the stack
+    mj_defaultVFS(vfs.get());
+    auto add = [&](const std::string& name, const std::string& bytes) {
+      if (mj_makeEmptyFileVFS(vfs.get(), name.c_str(), static_cast<int>(bytes.size())) != 0) {
+        mj_deleteVFS(vfs.get());
+        throw Error("MuJoCo VFS: cannot add '" + name + "'");
+      }
+      const int i = mj_findFileVFS(vfs.get(), name.c_str());
+      std::memcpy(vfs->filedata[i], bytes.data(), bytes.size());
+    };
+    add("kestrel.xml", mjcf.xml);
+    for (const auto& mesh : mjcf.meshes) {
+      std::ifstream in(mesh.path, std::ios::binary);
+      if (!in) {
+        mj_deleteVFS(vfs.get());
+        throw Error(mesh.path + ": cannot read mesh file");
+      }
+      add(mesh.vfs_name, std::string(std::istreambuf_iterator<char>(in), {}));
+    }
+    char err[1000] = "";
+    mjModel* m = mj_loadXML("kestrel.xml", vfs.get(), err, sizeof(err));
+    mj_deleteVFS(vfs.get());
+    if (!m) {
+      throw Error(fmt::format("MuJoCo rejected the model Kestrel generated: {} (run "
+                              "`kestrel export-mjcf` to see it)",
+                              err));
+    }
+    m_.reset(m);
+    d_.reset(mj_makeData(m));
+    xml_ = mjcf.xml;
+  }
+
+  int name2id(int type, const std::string& name) const {
+    const int id = mj_name2id(m_.get(), type, name.c_str());
+    KESTREL_DEMAND(id >= 0);
+    return id;
+  }
+
+  void map(const ecs::Registry& r, const mujoco::MjcfModel& mjcf) {
+    Mapping mp;
+    mp.needs_rne = mjcf.needs_rne_post;
+    for (const auto& mr : mjcf.models) {
+      Mdl md;
+      md.model = mr.model;
+      md.parent = mr.parent_model == ecs::kNullEntity ? -1 : mp.model_of[mr.parent_model];
+      md.X_LM = mr.X_LM;
+      md.dynamic = mr.dynamic;
+      md.X_WM = mujoco::world_pose_of(r, mr.model);
+      mp.model_of.set(mr.model, static_cast<int>(mp.models.size()));
+      mp.models.push_back(md);
+    }
+    for (const auto& br : mjcf.bodies) {
+      Body b;
+      b.link = br.link;
+      b.id = name2id(mjOBJ_BODY, br.name);
+      b.dynamic = br.dynamic;
+      b.gravity = br.gravity;
+      if (!br.free_joint.empty()) {
+        const int j = name2id(mjOBJ_JOINT, br.free_joint);
+        b.qadr = m_->jnt_qposadr[j];
+        b.dadr = m_->jnt_dofadr[j];
+      }
+      b.parent_model = mp.model_of[r.parent(br.link)];
+      mp.reference[br.link] = br.X_WL;
+      mp.body_of.set(br.link, static_cast<int>(mp.bodies.size()));
+      mp.bodies.push_back(b);
+    }
+    for (auto& md : mp.models) {
+      if (auto* rec = find_model(mjcf, md.model); rec && rec->canonical != ecs::kNullEntity) {
+        md.canonical = mp.bodies[mp.body_of[rec->canonical]].id;
+      }
+    }
+    // Root bodies (free or welded to the world) belong to every model above them.
+    for (std::size_t i = 0; i < mp.bodies.size(); ++i) {
+      const Body& b = mp.bodies[i];
+      if (m_->body_parentid[b.id] != 0) continue;
+      for (ecs::Entity p = r.parent(b.link); p != ecs::kNullEntity; p = r.parent(p)) {
+        if (const int mi = mp.model_of[p]; mi >= 0) mp.models[mi].roots.push_back(int(i));
+      }
+    }
+    for (const auto& jr : mjcf.joints) {
+      Jnt j;
+      j.joint = jr.joint;
+      j.type = jr.type;
+      j.naxes = static_cast<int>(jr.names.size());
+      j.child_body = mp.bodies[mp.body_of[jr.child]].id;
+      j.X_CJ = jr.X_CJ;
+      for (int k = 0; k < j.naxes; ++k) {
+        const int id = name2id(mjOBJ_JOINT, jr.names[k]);
+        j.qadr[k] = m_->jnt_qposadr[id];
+        j.dadr[k] = m_->jnt_dofadr[id];
+        j.effort[k] = jr.effort[k];
+        j.velocity[k] = jr.velocity[k];
+        const bool ball = m_->jnt_type[id] == mjJNT_BALL;
+        j.nq += ball ? 4 : 1;
+        j.nv += ball ? 3 : 1;
+      }
+      mp.reference[jr.joint] = jr.X_WJ;
+      mp.joint_of.set(jr.joint, static_cast<int>(mp.joints.size()));
+      mp.joints.push_back(j);
+    }
+    mp.geom_entity.assign(m_->ngeom, ecs::kNullEntity);
+    for (ecs::Entity g : mjcf.geoms) mp.geom_entity[name2id(mjOBJ_GEOM, r.scoped_name(g))] = g;
+    mp.jnt_entity.assign(m_->njnt, world_);
+    for (const Body& b : mp.bodies) {
+      if (b.dadr >= 0) mp.jnt_entity[m_->dof_jntid[b.dadr]] = b.link;
+    }
+    for (const Jnt& j : mp.joints) {
+      for (int k = 0; k < j.naxes; ++k) mp.jnt_entity[m_->dof_jntid[j.dadr[k]]] = j.joint;
+    }
+    mp.prev_vel.assign(6 * mp.bodies.size(), 0.0);
+    map_ = std::move(mp);
+  }
+
+  static const mujoco::ModelRecord* find_model(const mujoco::MjcfModel& mjcf, ecs::Entity e) {
+    for (const auto& mr : mjcf.models) {
+      if (mr.model == e) return &mr;
+    }
+    return nullptr;
+  }
+
+  template <class T>
+  static void ensure(ecs::Registry& r, ecs::Entity e) {
+    if (!r.has<T>(e)) r.add<T>(e);
+  }
+
+  void add_state_components(ecs::Registry& r) {
+    for (const Body& b : map_.bodies) {
+      ensure<c::Pose>(r, b.link);
+      ensure<c::WorldPose>(r, b.link);
+      ensure<c::LinearVelocity>(r, b.link);
+      ensure<c::AngularVelocity>(r, b.link);
+      ensure<c::WorldLinearVelocity>(r, b.link);
+      ensure<c::WorldAngularVelocity>(r, b.link);
+      ensure<c::LinearAcceleration>(r, b.link);
+      ensure<c::WorldLinearAcceleration>(r, b.link);
+      ensure<c::AngularAcceleration>(r, b.link);
+      ensure<c::WorldAngularAcceleration>(r, b.link);
+    }
+    for (const Jnt& j : map_.joints) {
+      ensure<c::JointPosition>(r, j.joint);
+      ensure<c::JointVelocity>(r, j.joint);
+      ensure<c::JointForce>(r, j.joint);
+      ensure<c::JointTransmittedWrench>(r, j.joint);
+      r.get<c::JointPosition>(j.joint).data.resize(j.nq);
+      r.get<c::JointVelocity>(j.joint).data.resize(j.nv);
+      r.get<c::JointForce>(j.joint).data.resize(j.nv);
+    }
+    for (ecs::Entity g : map_.geom_entity) {
+      if (g != ecs::kNullEntity) {
+        ensure<c::Contacts>(r, g);
+        r.get<c::Contacts>(g).points.clear();
+      }
+    }
+    touched_geoms_.clear();
+  }
+
+  // ---- commands -----------------------------------------------------------------------------
+
+  Error not_simulated(const ecs::Registry& r, ecs::Entity e, const char* what,
+                      const char* expected) const {
+    return Error(r.describe(e), fmt::format("{} needs {} simulated by Physics", what, expected));
+  }
+
+  int apply_commands(ecs::Registry& r) {
+    mjModel* m = m_.get();
+    mjData* d = d_.get();
+    int changed = 0;
+    mju_zero(d->xfrc_applied, 6 * m->nbody);
+    mju_zero(d->qfrc_applied, m->nv);
+    // Links with gravity off: cancel gravity at the centre of mass.
+    for (const Body& b : map_.bodies) {
+      if (b.gravity || !b.dynamic) continue;
+      for (int k = 0; k < 3; ++k) d->xfrc_applied[6 * b.id + k] -= m->body_mass[b.id] * m->opt.gravity[k];
+    }
+    r.each<c::ExternalWorldWrenchCmd>([&](ecs::Entity e, c::ExternalWorldWrenchCmd& w) {
+      const int bi = map_.body_of[e];
+      if (bi < 0 || !map_.bodies[bi].dynamic) {
+        throw not_simulated(r, e, "ExternalWorldWrenchCmd", "a moving link");
+      }
+      const int id = map_.bodies[bi].id;
+      // At the link origin in MuJoCo terms: xfrc_applied acts at the centre of mass.
+      const Vector3d r_co = v3(d->xpos + 3 * id) - v3(d->xipos + 3 * id);
+      const Vector3d tau = w.torque + r_co.Cross(w.force);
+      mjtNum* f = d->xfrc_applied + 6 * id;
+      f[0] += w.force.X(), f[1] += w.force.Y(), f[2] += w.force.Z();
+      f[3] += tau.X(), f[4] += tau.Y(), f[5] += tau.Z();
+      w.force = Vector3d::Zero;
+      w.torque = Vector3d::Zero;
+    });
+    r.each<c::JointForceCmd>([&](ecs::Entity e, c::JointForceCmd& cmd) {
+      const Jnt& j = joint_for(r, e, cmd.data.size(), "JointForceCmd");
+      for (std::size_t k = 0; k < cmd.data.size(); ++k) {
+        double f = cmd.data[k];
+        if (j.effort[k] >= 0) f = std::clamp(f, -j.effort[k], j.effort[k]);
+        d->qfrc_applied[j.dadr[k]] += f;
+        cmd.data[k] = 0;
+      }
+    });
+    r.each<c::JointVelocityCmd>([&](ecs::Entity e, const c::JointVelocityCmd& cmd) {
+      const Jnt& j = joint_for(r, e, cmd.data.size(), "JointVelocityCmd");
+      for (std::size_t k = 0; k < cmd.data.size(); ++k) {
+        double v = cmd.data[k];
+        if (j.velocity[k] >= 0) v = std::clamp(v, -j.velocity[k], j.velocity[k]);
+        d->qvel[j.dadr[k]] = v;
+      }
+      changed |= kVelChanged;
+    });
+    if (r.count<c::JointPositionReset>() || r.count<c::JointVelocityReset>() ||
+        r.count<c::WorldPoseCmd>()) {
+      changed |= apply_resets(r);
+    }
+    if (r.count<c::LinearVelocityCmd>() || r.count<c::AngularVelocityCmd>()) {
+      apply_velocity_cmds(r);
+      changed |= kVelChanged;
+    }
+    return changed;
+  }
+
+  const Jnt& joint_for(const ecs::Registry& r, ecs::Entity e, std::size_t n, const char* what) {
+    const int ji = map_.joint_of[e];
+    if (ji < 0) throw not_simulated(r, e, what, "a joint");
+    const Jnt& j = map_.joints[ji];
+    const bool ball = j.type == c::JointType::kBall;
+    if ((!ball && n > static_cast<std::size_t>(j.naxes)) || (ball && n > 0)) {
+      throw Error(r.describe(e), fmt::format("{} has {} values; this joint takes at most {}{}",
+                                             what, n, ball ? 0 : j.naxes,
+                                             ball ? " (ball joints are not commanded)" : ""));
+    }
+    return j;
+  }
+
+  int apply_resets(ecs::Registry& r) {
+    mjData* d = d_.get();
+    int changed = 0;
+    std::vector<ecs::Entity> done;
+    r.each<c::JointPositionReset>([&](ecs::Entity e, const c::JointPositionReset& cmd) {
+      const int ji = map_.joint_of[e];
+      if (ji < 0) throw not_simulated(r, e, "JointPositionReset", "a joint");
+      const Jnt& j = map_.joints[ji];
+      if (cmd.data.size() != static_cast<std::size_t>(j.nq)) {
+        throw Error(r.describe(e), fmt::format("JointPositionReset needs {} values, found {}",
+                                               j.nq, cmd.data.size()));
+      }
+      std::size_t i = 0;
+      for (int k = 0; k < j.naxes; ++k) {
+        const int nq = m_->jnt_type[jnt_id(j, k)] == mjJNT_BALL ? 4 : 1;
+        for (int q = 0; q < nq; ++q) d->qpos[j.qadr[k] + q] = cmd.data[i++];
+      }
+      done.push_back(e);
+      changed |= kPosChanged;
+    });
+    for (ecs::Entity e : done) r.remove<c::JointPositionReset>(e);
+    done.clear();
+    r.each<c::JointVelocityReset>([&](ecs::Entity e, const c::JointVelocityReset& cmd) {
+      const int ji = map_.joint_of[e];
+      if (ji < 0) throw not_simulated(r, e, "JointVelocityReset", "a joint");
+      const Jnt& j = map_.joints[ji];
+      if (cmd.data.size() != static_cast<std::size_t>(j.nv)) {
+        throw Error(r.describe(e), fmt::format("JointVelocityReset needs {} values, found {}",
+                                               j.nv, cmd.data.size()));
+      }
+      std::size_t i = 0;
+      for (int k = 0; k < j.naxes; ++k) {
+        const int nv = m_->jnt_type[jnt_id(j, k)] == mjJNT_BALL ? 3 : 1;
+        for (int v = 0; v < nv; ++v) d->qvel[j.dadr[k] + v] = cmd.data[i++];
+      }
+      done.push_back(e);
+      changed |= kVelChanged;
+    });
+    for (ecs::Entity e : done) r.remove<c::JointVelocityReset>(e);
+    done.clear();
+    r.each<c::WorldPoseCmd>([&](ecs::Entity e, const c::WorldPoseCmd& cmd) {
+      teleport(r, e, cmd.value);
+      done.push_back(e);
+      changed |= kPosChanged;
+    });
+    for (ecs::Entity e : done) r.remove<c::WorldPoseCmd>(e);
+    return changed;
+  }
+
+  // Root bodies moved by a command on `e` (a model or a root link) and the frame the command
+  // refers to.
+  std::vector<int> roots_of(const ecs::Registry& r, ecs::Entity e, const char* what,
+                            Pose3d& X_WE) const {
+    if (const int mi = map_.model_of[e]; mi >= 0) {
+      X_WE = map_.models[mi].X_WM;
+      return map_.models[mi].roots;
+    }
+    if (const int bi = map_.body_of[e]; bi >= 0 && m_->body_parentid[map_.bodies[bi].id] == 0) {
+      X_WE = body_pose(d_.get(), map_.bodies[bi].id);
+      return {bi};
+    }
+    throw not_simulated(r, e, what, "a model or a link attached to nothing");
+  }
+
+  void teleport(const ecs::Registry& r, ecs::Entity e, const Pose3d& X_WE_new) {
+    Pose3d X_WE;
+    const std::vector<int> roots = roots_of(r, e, "WorldPoseCmd", X_WE);
+    const Pose3d X_EW = inverse(X_WE);
+    for (int bi : roots) {
+      const Body& b = map_.bodies[bi];
+      const Pose3d X_WB = compose(X_WE_new, compose(X_EW, body_pose(d_.get(), b.id)));
+      const auto& q = X_WB.Rot();
+      if (b.qadr >= 0) {
+        mjtNum* qp = d_->qpos + b.qadr;
+        qp[0] = X_WB.Pos().X(), qp[1] = X_WB.Pos().Y(), qp[2] = X_WB.Pos().Z();
+        qp[3] = q.W(), qp[4] = q.X(), qp[5] = q.Y(), qp[6] = q.Z();
+      } else {  // welded to the world: move the body in the model itself
+        mjtNum* bp = m_->body_pos + 3 * b.id;
+        mjtNum* bq = m_->body_quat + 4 * b.id;
+        bp[0] = X_WB.Pos().X(), bp[1] = X_WB.Pos().Y(), bp[2] = X_WB.Pos().Z();
+        bq[0] = q.W(), bq[1] = q.X(), bq[2] = q.Y(), bq[3] = q.Z();
+        map_.reference[b.link] = X_WB;
+      }
+    }
+    if (const int mi = map_.model_of[e]; mi >= 0) map_.models[mi].X_WM = X_WE_new;
+    full_read_ = true;  // static bodies moved: report them once
+  }
+
+  void apply_velocity_cmds(ecs::Registry& r) {
+    std::unordered_map<ecs::Entity, std::pair<Vector3d, Vector3d>> cmds;  // rare: commands only
+    std::vector<ecs::Entity> order;
+    r.each<c::LinearVelocityCmd>([&](ecs::Entity e, const c::LinearVelocityCmd& v) {
+      if (!cmds.count(e)) order.push_back(e);
+      cmds[e].first = v.value;
+    });
+    r.each<c::AngularVelocityCmd>([&](ecs::Entity e, const c::AngularVelocityCmd& w) {
+      if (!cmds.count(e)) order.push_back(e);
+      cmds[e].second = w.value;
+    });
+    for (ecs::Entity e : order) {
+      Pose3d X_WE;
+      const std::vector<int> roots = roots_of(r, e, "LinearVelocityCmd/AngularVelocityCmd", X_WE);
+      const bool has_lin = r.has<c::LinearVelocityCmd>(e), has_ang = r.has<c::AngularVelocityCmd>(e);
+      for (int bi : roots) {
+        const Body& b = map_.bodies[bi];
+        if (b.dadr < 0) {
+          throw Error(r.describe(e), "velocity command on a static model or link");
+        }
+        mjtNum* qv = d_->qvel + b.dadr;
+        const mjtNum* R = d_->xmat + 9 * b.id;
+        // Current world angular velocity (qvel's angular part is in the body frame).
+        Vector3d w_W = rot(R, Vector3d(qv[3], qv[4], qv[5]));
+        if (has_ang) w_W = X_WE.Rot().RotateVector(cmds[e].second);
+        if (has_lin) {
+          const Vector3d v_E_W = X_WE.Rot().RotateVector(cmds[e].first);
+          const Vector3d v_B_W = v_E_W + w_W.Cross(v3(d_->xpos + 3 * b.id) - X_WE.Pos());
+          qv[0] = v_B_W.X(), qv[1] = v_B_W.Y(), qv[2] = v_B_W.Z();
+        }
+        const Vector3d w_B = rot_t(R, w_W);
+        qv[3] = w_B.X(), qv[4] = w_B.Y(), qv[5] = w_B.Z();
+      }
+    }
+  }
+
+  // ---- readout --------------------------------------------------------------------------------
+
+  void read_contacts(ecs::Registry& r) {
+    const mjData* d = d_.get();
+    for (ecs::Entity g : touched_geoms_) {
+      if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.clear();
+    }
+    touched_geoms_.clear();
+    for (int i = 0; i < d->ncon; ++i) {
+      const mjContact& con = d->contact[i];
+      if (con.exclude != 0 || con.efc_address < 0) continue;
+      mjtNum f[6];
+      mj_contactForce(m_.get(), d, i, f);
+      const mjtNum* F = con.frame;  // rows: normal (geom1 → geom2), tangent1, tangent2
+      // Force geom1 exerts on geom2, world frame.
+      const Vector3d force(F[0] * f[0] + F[3] * f[1] + F[6] * f[2],
+                           F[1] * f[0] + F[4] * f[1] + F[7] * f[2],
+                           F[2] * f[0] + F[5] * f[1] + F[8] * f[2]);
+      const Vector3d n(F[0], F[1], F[2]);
+      const ecs::Entity g1 = map_.geom_entity[con.geom1], g2 = map_.geom_entity[con.geom2];
+      add_contact(r, g2, g1, con, n, force);
+      add_contact(r, g1, g2, con, -n, -force);
+    }
+  }
+
+  void add_contact(ecs::Registry& r, ecs::Entity self, ecs::Entity other, const mjContact& con,
+                   const Vector3d& n, const Vector3d& force) {
+    auto* cs = r.try_get<c::Contacts>(self);
+    if (!cs) return;
+    if (cs->points.empty()) touched_geoms_.push_back(self);
+    cs->points.push_back({other, v3(con.pos), n, -con.dist, force});
+  }
+
+  void read_joint_forces(ecs::Registry& r) {
+    const mjData* d = d_.get();
+    for (const Jnt& j : map_.joints) {
+      if (auto* jf = r.try_get<c::JointForce>(j.joint)) {
+        int i = 0;
+        for (int k = 0; k < j.naxes; ++k) {
+          const int nv = m_->jnt_type[jnt_id(j, k)] == mjJNT_BALL ? 3 : 1;
+          for (int v = 0; v < nv; ++v, ++i) {
+            const int dof = j.dadr[k] + v;
+            jf->data[i] = d->qfrc_applied[dof] + d->qfrc_passive[dof];
+          }
+        }
+      }
+      if (!map_.needs_rne) continue;
+      if (auto* w = r.try_get<c::JointTransmittedWrench>(j.joint)) {
+        const int b = j.child_body;
+        const mjtNum* cf = d->cfrc_int + 6 * b;  // [torque; force] about the subtree CoM
+        const Vector3d f(cf[3], cf[4], cf[5]);
+        const Vector3d tau_c(cf[0], cf[1], cf[2]);
+        const Pose3d X_WJ = compose(body_pose(d, b), j.X_CJ);
+        const Vector3d com = v3(d->subtree_com + 3 * m_->body_rootid[b]);
+        const Vector3d tau_j = tau_c + (com - X_WJ.Pos()).Cross(f);
+        const Quaterniond q_JW = X_WJ.Rot().Inverse();
+        w->force = q_JW.RotateVector(f);
+        w->torque = q_JW.RotateVector(tau_j);
+      }
+    }
+  }
+
+  void read_state(ecs::Registry& r, bool all, double dt) {
+    const bool first = dt == 0;
+    const mjData* d = d_.get();
+    // models first: links' Pose is relative to their model
+    for (Mdl& md : map_.models) {
+      if (md.dynamic && md.canonical >= 0) md.X_WM = compose(body_pose(d, md.canonical), md.X_LM);
+      if (all || md.dynamic) {
+        if (auto* wp = r.try_get<c::WorldPose>(md.model)) wp->value = md.X_WM;
+        if (auto* p = r.try_get<c::Pose>(md.model)) {
+          p->value = md.parent < 0 ? md.X_WM
+                                   : compose(inverse(map_.models[md.parent].X_WM), md.X_WM);
+        }
+      }
+    }
+    const double inv_dt = dt > 0 ? 1.0 / dt : 0.0;
+    for (std::size_t i = 0; i < map_.bodies.size(); ++i) {
+      const Body& b = map_.bodies[i];
+      if (!b.dynamic && !all) continue;
+      const ecs::Entity e = b.link;
+      const int id = b.id;
+      const Pose3d X_WL = body_pose(d, id);
+      const mjtNum* R = d->xmat + 9 * id;
+      // cvel: [angular; linear at the root subtree's CoM], world orientation
+      const mjtNum* cv = d->cvel + 6 * id;
+      const Vector3d w_W(cv[0], cv[1], cv[2]);
+      const Vector3d v_W = Vector3d(cv[3], cv[4], cv[5]) +
+                           w_W.Cross(X_WL.Pos() - v3(d->subtree_com + 3 * m_->body_rootid[id]));
+      double* prev = map_.prev_vel.data() + 6 * i;
+      const Vector3d a_W = first ? Vector3d::Zero
+                                 : (v_W - Vector3d(prev[0], prev[1], prev[2])) * inv_dt;
+      const Vector3d alpha_W = first ? Vector3d::Zero
+                                     : (w_W - Vector3d(prev[3], prev[4], prev[5])) * inv_dt;
+      prev[0] = v_W.X(), prev[1] = v_W.Y(), prev[2] = v_W.Z();
+      prev[3] = w_W.X(), prev[4] = w_W.Y(), prev[5] = w_W.Z();
+
+      if (auto* c = r.try_get<c::WorldPose>(e)) c->value = X_WL;
+      if (b.parent_model >= 0) {
+        if (auto* c = r.try_get<c::Pose>(e)) {
+          c->value = compose(inverse(map_.models[b.parent_model].X_WM), X_WL);
+        }
+      }
+      if (auto* c = r.try_get<c::WorldLinearVelocity>(e)) c->value = v_W;
+      if (auto* c = r.try_get<c::WorldAngularVelocity>(e)) c->value = w_W;
+      if (auto* c = r.try_get<c::LinearVelocity>(e)) c->value = rot_t(R, v_W);
+      if (auto* c = r.try_get<c::AngularVelocity>(e)) c->value = rot_t(R, w_W);
+      if (auto* c = r.try_get<c::WorldLinearAcceleration>(e)) c->value = a_W;
+      if (auto* c = r.try_get<c::LinearAcceleration>(e)) c->value = rot_t(R, a_W);
+      if (auto* c = r.try_get<c::WorldAngularAcceleration>(e)) c->value = alpha_W;
+      if (auto* c = r.try_get<c::AngularAcceleration>(e)) c->value = rot_t(R, alpha_W);
+    }
+    for (const Jnt& j : map_.joints) {
+      auto* jp = r.try_get<c::JointPosition>(j.joint);
+      auto* jv = r.try_get<c::JointVelocity>(j.joint);
+      int qi = 0, vi = 0;
+      for (int k = 0; k < j.naxes; ++k) {
+        const bool ball = m_->jnt_type[jnt_id(j, k)] == mjJNT_BALL;
+        for (int q = 0; q < (ball ? 4 : 1); ++q, ++qi) {
+          if (jp && qi < static_cast<int>(jp->data.size())) jp->data[qi] = d->qpos[j.qadr[k] + q];
+        }
+        for (int v = 0; v < (ball ? 3 : 1); ++v, ++vi) {
+          if (jv && vi < static_cast<int>(jv->data.size())) jv->data[vi] = d->qvel[j.dadr[k] + v];
+        }
+      }
+    }
+  }
+
+  // ---- warnings ---------------------------------------------------------------------------------
+
+  void check_warnings(const ecs::Registry& r) {
+    mjData* d = d_.get();
+    for (int w = 0; w < mjNWARNING; ++w) {
+      if (w == mjWARN_VGEOMFULL || d->warning[w].number == 0) continue;
+      const int info = d->warning[w].lastinfo;
+      std::string where = r.describe(world_), what;
+      auto dof_entity = [&](int dof) {
+        return dof >= 0 && dof < m_->nv ? map_.jnt_entity[m_->dof_jntid[dof]] : world_;
+      };
+      auto qpos_entity = [&](int q) {
+        int best = -1;
+        for (int j = 0; j < m_->njnt; ++j) {
+          if (m_->jnt_qposadr[j] <= q) best = j;
+        }
+        return best >= 0 ? map_.jnt_entity[best] : world_;
+      };
+      switch (w) {
+        case mjWARN_INERTIA:
+          what = "(near-)singular inertia matrix: check the masses and inertias";
+          break;
+        case mjWARN_CONTACTFULL:
+          what = fmt::format("contact buffer full ({} contacts, sized from the world's moving "
+                             "collisions); too many simultaneous contacts",
+                             m_->nconmax);
+          break;
+        case mjWARN_CNSTRFULL:
+          what = fmt::format("constraint buffer full (njmax = {})", m_->njmax);
+          break;
+        case mjWARN_BADQPOS:
+          where = r.describe(qpos_entity(info));
+          what = "position became NaN, infinite or huge: the simulation is unstable";
+          break;
+        case mjWARN_BADQVEL:
+          where = r.describe(dof_entity(info));
+          what = "velocity became NaN, infinite or huge: the simulation is unstable";
+          break;
+        case mjWARN_BADQACC:
+          where = r.describe(dof_entity(info));
+          what = "acceleration became NaN, infinite or huge: the simulation is unstable";
+          break;
+        default:
+          what = fmt::format("MuJoCo warning {} (info {})", w, info);
+      }
+      d->warning[w].number = 0;
+      throw Error(where, fmt::format("physics stopped at t = {} s: {}", d->time, what));
+    }
+  }
+
+  ModelPtr m_, m0_;
+  DataPtr d_, d0_;
+  Mapping map_, map0_;
+  std::string xml_, xml0_;
+  std::vector<PhysicsIssue> issues_, issues0_;
+  std::vector<ecs::Entity> touched_geoms_;
+  ecs::Entity world_ = ecs::kNullEntity;
+  double dt_ = 0;
+  bool full_read_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<PhysicsEngine> make_mujoco_engine() { return std::make_unique<MujocoEngine>(); }
+
+}  // namespace kestrel::physics

@@ -1,0 +1,351 @@
+// Analytic checks of the Physics system (MuJoCo backend) on hand-built worlds.
+
+#include <cmath>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kestrel/physics/physics.h"
+#include "physics/test_worlds.h"
+
+namespace kestrel::physics {
+namespace {
+
+namespace c = kestrel::components;
+using testing::TestWorld;
+using testing::link_of;
+using ignition::math::Pose3d;
+using ignition::math::Quaterniond;
+using ignition::math::Vector3d;
+
+constexpr double kG = 9.8;
+
+TEST(Physics, FreeFallMatchesSemiImplicitEulerAndAnalytic) {
+  TestWorld w;
+  const auto box = w.box("box", {0, 0, 10}, {0.1, 0.1, 0.1}, 2.0);
+  w.start();
+  const auto link = link_of(w.r(), box);
+  const int n = 1000;
+  const double dt = 1e-3;
+  w.step(n);
+  const double t = n * dt;
+  const double z = w.r().get<c::WorldPose>(link).value.Pos().Z();
+  // Semi-implicit Euler: v_k = -g k dt, z_N = z0 - g dt² N(N+1)/2.
+  EXPECT_NEAR(z, 10 - kG * dt * dt * n * (n + 1) / 2.0, 1e-9);
+  // Analytic ½gt², to the integrator's accuracy (first order: ½ g dt t).
+  EXPECT_NEAR(z, 10 - 0.5 * kG * t * t, 0.5 * kG * dt * t + 1e-9);
+  EXPECT_NEAR(w.r().get<c::WorldLinearVelocity>(link).value.Z(), -kG * t, 1e-9);
+  // Kinematic acceleration in free fall is g (world and body frames coincide here).
+  EXPECT_NEAR(w.r().get<c::WorldLinearAcceleration>(link).value.Z(), -kG, 1e-6);
+  EXPECT_NEAR(w.r().get<c::LinearAcceleration>(link).value.Z(), -kG, 1e-6);
+  // The model frame follows its link.
+  EXPECT_NEAR(w.r().get<c::WorldPose>(box).value.Pos().Z(), z, 1e-12);
+  EXPECT_TRUE(w.r().get<c::Contacts>(w.r().child_by_name(link, "collision")).points.empty());
+}
+
+// A compound pendulum on a revolute joint: T = 2π √((I_c + m L²) / (m g L)).
+TEST(Physics, PendulumSmallAnglePeriod) {
+  TestWorld w;
+  const double L = 0.5, m = 1.0, Ic = 1e-3, theta0 = 0.05;
+  const auto model = w.model("pendulum", Pose3d::Zero);
+  const auto bob = w.link(model, "bob", Pose3d(0, 0, -L, 0, 0, 0), m, {Ic, Ic, Ic});
+  c::JointAxisData axis;
+  axis.xyz = {0, 1, 0};
+  const auto joint = w.joint(model, "hinge", c::JointType::kRevolute, ecs::kNullEntity, bob,
+                             Pose3d::Zero, axis);
+  w.start();
+  w.r().add<c::JointPositionReset>(joint, std::vector<double>{theta0});
+  const double dt = 1e-3;
+  std::vector<double> crossings;
+  double prev = theta0;
+  for (int k = 1; k <= 6000; ++k) {
+    w.step();
+    const double q = w.r().get<c::JointPosition>(joint).data.at(0);
+    if (prev > 0 && q <= 0) crossings.push_back((k - 1 + prev / (prev - q)) * dt);
+    prev = q;
+  }
+  EXPECT_FALSE(w.r().has<c::JointPositionReset>(joint)) << "one-shot command must be removed";
+  ASSERT_GE(crossings.size(), 3u);
+  const double period = (crossings.back() - crossings.front()) / (crossings.size() - 1);
+  const double expected = 2 * M_PI * std::sqrt((Ic + m * L * L) / (m * kG * L));
+  EXPECT_NEAR(period, expected, 2e-3 * expected);
+}
+
+TEST(Physics, BoxRestsOnGroundWithContactForceMg) {
+  TestWorld w;
+  w.ground();
+  const double m = 1.5;
+  const auto box = w.box("box", {0, 0, 0.1}, {0.2, 0.2, 0.2}, m);
+  w.start();
+  const auto link = link_of(w.r(), box);
+  const auto col = w.r().child_by_name(link, "collision");
+  w.step(2000);
+  EXPECT_NEAR(w.r().get<c::WorldPose>(link).value.Pos().Z(), 0.1, 1e-3);
+  const auto& pts = w.r().get<c::Contacts>(col).points;
+  ASSERT_FALSE(pts.empty());
+  Vector3d total;
+  for (const auto& p : pts) {
+    total += p.force;
+    EXPECT_NEAR(p.normal.Z(), 1.0, 1e-9) << "normal points from the ground into the box";
+    EXPECT_GE(p.depth, -1e-9);
+    EXPECT_NEAR(p.position.Z(), 0.0, 2e-3);
+  }
+  EXPECT_NEAR(total.Z(), m * kG, 0.01 * m * kG);
+  EXPECT_NEAR(total.X(), 0, 1e-6);
+  // The ground sees the reaction.
+  const auto ground_col =
+      w.r().child_by_name(w.r().child_by_name(w.r().find_scoped("test::ground"), "link"),
+                          "collision");
+  Vector3d reaction;
+  for (const auto& p : w.r().get<c::Contacts>(ground_col).points) reaction += p.force;
+  EXPECT_NEAR(reaction.Z(), -total.Z(), 1e-9);
+  EXPECT_NEAR(w.r().get<c::WorldLinearAcceleration>(link).value.Length(), 0, 0.05);
+}
+
+// A box on a slope (gravity tilted by θ about y) slides only when tan θ > μ.
+double slide_distance(double theta, double mu, double seconds) {
+  TestWorld w(Duration{1'000'000}, {kG * std::sin(theta), 0, -kG * std::cos(theta)});
+  c::Surface s;
+  s.mu = s.mu2 = mu;
+  w.ground(s);
+  const auto box = w.box("box", {0, 0, 0.1}, {0.2, 0.2, 0.2}, 1.0, s);
+  w.start();
+  w.step(100);  // settle the contact
+  const auto link = link_of(w.r(), box);
+  const double x0 = w.r().get<c::WorldPose>(link).value.Pos().X();
+  w.step(static_cast<int>(seconds * 1000));
+  return w.r().get<c::WorldPose>(link).value.Pos().X() - x0;
+}
+
+TEST(Physics, InclineSlidesOnlyWhenTanThetaExceedsMu) {
+  const double mu = 0.5;
+  EXPECT_LT(std::abs(slide_distance(std::atan(0.4), mu, 1.0)), 1e-3);
+  const double theta = std::atan(0.6);
+  const double d = slide_distance(theta, mu, 1.0);
+  // Sliding: x = ½ g (sin θ − μ cos θ) t² (after the settle, starting at rest).
+  const double a = kG * (std::sin(theta) - mu * std::cos(theta));
+  EXPECT_NEAR(d, 0.5 * a * 1.0, 0.05 * 0.5 * a);
+}
+
+TEST(Physics, UpwardForceMgHoldsABodyStill) {
+  TestWorld w;
+  const double m = 2.0;
+  const auto box = w.box("box", {0, 0, 5}, {0.1, 0.1, 0.1}, m);
+  w.start();
+  const auto link = link_of(w.r(), box);
+  auto& reg = w.r();
+  reg.add<c::ExternalWorldWrenchCmd>(link);
+  for (int k = 0; k < 1000; ++k) {
+    // Two systems adding halves: commands accumulate within a step.
+    reg.get<c::ExternalWorldWrenchCmd>(link).force += Vector3d(0, 0, m * kG / 2);
+    reg.get<c::ExternalWorldWrenchCmd>(link).force += Vector3d(0, 0, m * kG / 2);
+    w.step();
+    ASSERT_EQ(reg.get<c::ExternalWorldWrenchCmd>(link).force, Vector3d::Zero)
+        << "cleared after the step";
+  }
+  EXPECT_NEAR(reg.get<c::WorldPose>(link).value.Pos().Z(), 5.0, 1e-9);
+  EXPECT_NEAR(reg.get<c::WorldLinearVelocity>(link).value.Length(), 0, 1e-9);
+  // Without the force it falls again.
+  w.step(10);
+  EXPECT_LT(reg.get<c::WorldLinearVelocity>(link).value.Z(), -0.05);
+}
+
+TEST(Physics, TorqueGivesAngularAccelerationInverseInertiaTimesTorque) {
+  TestWorld w(Duration{1'000'000}, {0, 0, 0});
+  const auto model = w.model("body", Pose3d(0, 0, 1, 0, 0, 0));
+  // Centre of mass off the link origin: a pure torque must still give α = I⁻¹ τ.
+  const auto link = w.link(model, "link", Pose3d::Zero, 1.0, {0.1, 0.2, 0.3},
+                           Pose3d(0.05, 0, 0, 0, 0, 0));
+  w.start();
+  auto& reg = w.r();
+  const Vector3d tau(0.01, 0.02, 0.03);
+  reg.add<c::ExternalWorldWrenchCmd>(link, Vector3d::Zero, tau);
+  w.step();
+  const Vector3d alpha = reg.get<c::AngularAcceleration>(link).value;
+  EXPECT_NEAR(alpha.X(), 0.1, 1e-6);
+  EXPECT_NEAR(alpha.Y(), 0.1, 1e-6);
+  EXPECT_NEAR(alpha.Z(), 0.1, 1e-6);
+  EXPECT_NEAR(reg.get<c::AngularVelocity>(link).value.X(), 0.1e-3, 1e-9);
+  // A force through the link origin, off the CoM, also produces a torque about the CoM.
+  TestWorld w2(Duration{1'000'000}, {0, 0, 0});
+  const auto m2 = w2.model("body", Pose3d::Zero);
+  const auto l2 = w2.link(m2, "link", Pose3d::Zero, 1.0, {0.1, 0.1, 0.1},
+                          Pose3d(0.1, 0, 0, 0, 0, 0));
+  w2.start();
+  w2.r().add<c::ExternalWorldWrenchCmd>(l2, Vector3d(0, 1, 0), Vector3d::Zero);
+  w2.step();
+  // τ about the CoM = (origin − com) × F = (−0.1, 0, 0) × (0, 1, 0) = (0, 0, −0.1): α_z = −1.
+  EXPECT_NEAR(w2.r().get<c::AngularAcceleration>(l2).value.Z(), -1.0, 1e-6);
+}
+
+TEST(Physics, JointVelocityCommandIsTracked) {
+  TestWorld w;
+  w.ground();
+  const auto model = w.model("rotorcraft", Pose3d(0, 0, 0.05, 0, 0, 0));
+  const auto base = w.link(model, "base", Pose3d::Zero, 1.0, {0.01, 0.01, 0.01});
+  w.collision(base, "collision", c::Geometry{c::BoxShape{{0.2, 0.2, 0.1}}});
+  const auto rotor = w.link(model, "rotor", Pose3d(0, 0, 0.1, 0, 0, 0), 0.01, {1e-5, 1e-5, 2e-5});
+  c::JointAxisData axis;
+  axis.xyz = {0, 0, 1};
+  const auto joint = w.joint(model, "rotor_joint", c::JointType::kContinuous, base, rotor,
+                             Pose3d(0, 0, 0.1, 0, 0, 0), axis);
+  w.start();
+  w.r().add<c::JointVelocityCmd>(joint, std::vector<double>{100.0});
+  w.step(500);
+  EXPECT_NEAR(w.r().get<c::JointVelocity>(joint).data.at(0), 100.0, 1e-3);
+  EXPECT_NEAR(w.r().get<c::JointPosition>(joint).data.at(0), 100.0 * 0.5, 0.2);
+  EXPECT_NEAR(w.r().get<c::AngularVelocity>(rotor).value.Z(), 100.0, 0.1);
+  // The rotor's reaction is transmitted to the base through the joint: the base's weight is
+  // not, but the rotor's weight is (child pulls down on parent; parent pushes up on child).
+  const auto& tw = w.r().get<c::JointTransmittedWrench>(joint);
+  EXPECT_NEAR(tw.force.Z(), 0.01 * kG, 1e-6);
+  // Released: friction-free rotor keeps spinning near the last speed.
+  w.r().remove<c::JointVelocityCmd>(joint);
+  w.step(10);
+  EXPECT_NEAR(w.r().get<c::JointVelocity>(joint).data.at(0), 100.0, 1.0);
+}
+
+struct Trace {
+  std::vector<double> values;
+  bool operator==(const Trace&) const = default;
+};
+
+Trace run_trace(TestWorld& w, int steps) {
+  Trace t;
+  const auto link = link_of(w.r(), w.r().find_scoped("test::box"));
+  for (int k = 0; k < steps; ++k) {
+    w.step();
+    const auto& p = w.r().get<c::WorldPose>(link).value;
+    const auto& v = w.r().get<c::WorldLinearVelocity>(link).value;
+    t.values.insert(t.values.end(), {p.Pos().X(), p.Pos().Y(), p.Pos().Z(), p.Rot().W(),
+                                     p.Rot().X(), v.X(), v.Y(), v.Z()});
+  }
+  return t;
+}
+
+void tumbling_box_world(TestWorld& w) {
+  w.ground();
+  const auto box = w.box("box", {0, 0, 0.5}, {0.2, 0.3, 0.1}, 1.0);
+  w.r().replace<c::WorldPose>(box, c::WorldPose{Pose3d(0, 0, 0.5, 0.3, 0.2, 0.1)});
+  auto link = link_of(w.r(), box);
+  w.r().replace<c::WorldPose>(link, c::WorldPose{Pose3d(0, 0, 0.5, 0.3, 0.2, 0.1)});
+}
+
+TEST(Physics, TwoRunsAreBitIdentical) {
+  TestWorld a, b;
+  tumbling_box_world(a);
+  tumbling_box_world(b);
+  a.start();
+  b.start();
+  EXPECT_EQ(run_trace(a, 1500), run_trace(b, 1500));
+}
+
+TEST(Physics, ResetReproducesAFreshRunBitForBit) {
+  TestWorld w;
+  tumbling_box_world(w);
+  w.start();
+  const Trace first = run_trace(w, 1500);
+  w.runner->reset_now();
+  const Trace second = run_trace(w, 1500);
+  EXPECT_EQ(first, second);
+  // Also after a spawn forced a rebuild before the reset.
+  w.box("extra", {1, 0, 0.5}, {0.1, 0.1, 0.1}, 1.0);
+  w.step(10);
+  w.runner->reset_now();
+  EXPECT_FALSE(w.r().find_scoped("test::extra"));
+  EXPECT_EQ(run_trace(w, 1500), first);
+}
+
+TEST(Physics, SpawnAndRemoveRebuildAndCarryStateAcross) {
+  TestWorld w;
+  const auto box = w.box("box", {0, 0, 10}, {0.1, 0.1, 0.1}, 1.0);
+  w.start();
+  const auto link = link_of(w.r(), box);
+  w.step(100);
+  const auto spawned = w.box("spawned", {2, 0, 10}, {0.1, 0.1, 0.1}, 1.0);
+  w.step(100);
+  // The first box fell uninterrupted: z = z0 − g dt² N(N+1)/2 for N = 200.
+  const double dt = 1e-3;
+  EXPECT_NEAR(w.r().get<c::WorldPose>(link).value.Pos().Z(), 10 - kG * dt * dt * 200 * 201 / 2,
+              1e-9);
+  // The spawned box started at rest from its spawn pose.
+  const auto slink = link_of(w.r(), spawned);
+  EXPECT_NEAR(w.r().get<c::WorldPose>(slink).value.Pos().Z(), 10 - kG * dt * dt * 100 * 101 / 2,
+              1e-9);
+  EXPECT_NEAR(w.r().get<c::WorldPose>(slink).value.Pos().X(), 2, 1e-12);
+  w.r().request_remove(box);
+  w.step(100);
+  EXPECT_NEAR(w.r().get<c::WorldPose>(slink).value.Pos().Z(), 10 - kG * dt * dt * 200 * 201 / 2,
+              1e-9);
+}
+
+TEST(Physics, TeleportAndVelocityCommands) {
+  TestWorld w(Duration{1'000'000}, {0, 0, 0});
+  const auto box = w.box("box", {0, 0, 1}, {0.1, 0.1, 0.1}, 1.0);
+  w.start();
+  auto& reg = w.r();
+  const auto link = link_of(reg, box);
+  reg.add<c::WorldPoseCmd>(box, Pose3d(3, 4, 5, 0, 0, M_PI / 2));
+  w.step();
+  EXPECT_FALSE(reg.has<c::WorldPoseCmd>(box));
+  EXPECT_NEAR(reg.get<c::WorldPose>(box).value.Pos().X(), 3, 1e-12);
+  EXPECT_NEAR(reg.get<c::WorldPose>(link).value.Pos().Y(), 4, 1e-12);
+  // Model-frame velocity (1, 0, 0) with the model yawed 90°: world velocity (0, 1, 0).
+  reg.add<c::LinearVelocityCmd>(box, Vector3d(1, 0, 0));
+  w.step(1000);
+  EXPECT_NEAR(reg.get<c::WorldLinearVelocity>(link).value.Y(), 1, 1e-9);
+  EXPECT_NEAR(reg.get<c::WorldPose>(link).value.Pos().Y(), 5, 1e-6);
+  EXPECT_NEAR(reg.get<c::LinearVelocity>(link).value.X(), 1, 1e-9);
+  reg.remove<c::LinearVelocityCmd>(box);
+  reg.add<c::AngularVelocityCmd>(box, Vector3d(0, 0, 2));
+  w.step(10);
+  EXPECT_NEAR(reg.get<c::AngularVelocity>(link).value.Z(), 2, 1e-9);
+}
+
+TEST(Physics, NanForceStopsTheRunNamingTheLink) {
+  TestWorld w;
+  const auto box = w.box("box", {0, 0, 1}, {0.1, 0.1, 0.1}, 1.0);
+  w.start();
+  w.r().add<c::ExternalWorldWrenchCmd>(link_of(w.r(), box), Vector3d(NAN, 0, 0), Vector3d::Zero);
+  try {
+    w.step();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("test::box::link"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("unstable"));
+  }
+}
+
+TEST(Physics, CommandOnAnEntityPhysicsDoesNotSimulateIsAnError) {
+  TestWorld w;
+  w.box("box", {0, 0, 1}, {0.1, 0.1, 0.1}, 1.0);
+  w.start();
+  w.r().add<c::JointForceCmd>(w.world(), std::vector<double>{1.0});
+  EXPECT_THAT([&] { w.step(); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("JointForceCmd needs a joint")));
+}
+
+TEST(Physics, UniversalAndBallJointsRun) {
+  TestWorld w;
+  const auto model = w.model("arm", Pose3d(0, 0, 2, 0, 0, 0));
+  const auto a = w.link(model, "a", Pose3d::Zero, 1.0, {0.01, 0.01, 0.01});
+  const auto b = w.link(model, "b", Pose3d(0, 0, -0.5, 0, 0, 0), 1.0, {0.01, 0.01, 0.01});
+  const auto cl = w.link(model, "c", Pose3d(0, 0, -1.0, 0, 0, 0), 1.0, {0.01, 0.01, 0.01});
+  w.joint(model, "fix", c::JointType::kFixed, ecs::kNullEntity, a, Pose3d(0, 0, 2, 0, 0, 0));
+  const auto u = w.joint(model, "u", c::JointType::kUniversal, a, b, Pose3d(0, 0, 2, 0, 0, 0));
+  const auto ball = w.joint(model, "ball", c::JointType::kBall, b, cl, Pose3d(0, 0, 1.5, 0, 0, 0));
+  w.start();
+  EXPECT_EQ(w.r().get<c::JointPosition>(u).data.size(), 2u);
+  EXPECT_EQ(w.r().get<c::JointPosition>(ball).data.size(), 4u);
+  w.r().add<c::JointVelocityReset>(u, std::vector<double>{1.0, 0.5});
+  w.step(1000);
+  EXPECT_NE(w.r().get<c::JointPosition>(u).data[0], 0.0);
+  // Link a is welded to the world.
+  EXPECT_NEAR(w.r().get<c::WorldPose>(a).value.Pos().Z(), 2, 1e-12);
+  // Link c hangs at most 1 m below the anchor.
+  EXPECT_LE((w.r().get<c::WorldPose>(cl).value.Pos() - Vector3d(0, 0, 2)).Length(), 1.0 + 1e-6);
+}
+
+}  // namespace
+}  // namespace kestrel::physics
