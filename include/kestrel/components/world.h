@@ -56,4 +56,10 @@ struct Scene {
   bool grid = true;
 };
 
+/// Global wind (SDF <wind>): velocity of the air in the world frame [m/s]. Links with
+/// EnableWind are pushed by a wind system; this is data only.
+struct Wind {
+  ignition::math::Vector3d linear_velocity;
+};
+
 }  // namespace kestrel::components

@@ -1,0 +1,125 @@
+#pragma once
+/// @file The world loader: SDF world files (via libsdformat 12, behind this header) → entities.
+///
+/// The loader fills an existing world entity (the Runner creates it) with the world's components
+/// and creates one entity per model, link, joint, collision, visual, frame, sensor and light,
+/// each with Name, ParentEntity, Pose (relative to its parent entity), WorldPose, SourceLocation
+/// and the data components of components/world.h and components/model.h. Plugins are returned
+/// as declarations (not instantiated): see sdf/world_setup.h for turning them into systems.
+///
+/// Problems with the content of the world are collected as findings (never silently dropped);
+/// a file that cannot be read or parsed at all throws UnreadableWorld. See src/sdf/README.md for
+/// the supported elements and every finding.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ignition/math/Pose3.hh>
+
+#include "kestrel/components/world.h"
+#include "kestrel/core/element.h"
+#include "kestrel/core/error.h"
+#include "kestrel/ecs/registry.h"
+#include "kestrel/sdf/finding.h"
+
+namespace kestrel::sdf {
+
+/// The file cannot be read or parsed at all (missing, empty, too large, malformed XML, wrong
+/// value types, recursive includes, no <world>). `kestrel check` exits 2 on it.
+class UnreadableWorld : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A `<plugin>` as declared in the world (world-, model- or sensor-level).
+struct PluginDecl {
+  std::string filename;  ///< `filename` attribute as written
+  std::string name;      ///< `name` attribute as written
+  ecs::Entity entity = ecs::kNullEntity;  ///< what it is attached to (world, model or sensor)
+  std::shared_ptr<const Element> config;  ///< the whole <plugin> element, with file:line
+  std::string file;                        ///< where it was declared
+  int line = 0;
+};
+
+/// Entity counts of a loaded world (for the `check` summary).
+struct WorldCounts {
+  std::size_t models = 0, links = 0, joints = 0, collisions = 0, visuals = 0, frames = 0,
+              sensors = 0, lights = 0;
+};
+
+/// What the loader learned about a world besides the entities it created.
+struct WorldDescription {
+  std::string name;  ///< SDF <world name=...>
+  std::string file;  ///< the world file ("<string>" for in-memory SDF)
+  components::PhysicsParams physics;  ///< also added to the world entity
+  bool physics_declared = false;      ///< the world has a <physics> element
+  /// false when the world opts out of Gazebo's default systems with <kestrel:no_default_systems/>.
+  bool default_systems = true;
+  std::vector<PluginDecl> plugins;  ///< in declaration order (world first, then depth first)
+  /// Sensor entities with their SDF type (for "which system serves this sensor").
+  std::vector<std::pair<ecs::Entity, std::string>> sensors;
+  WorldCounts counts;
+  /// Every element or attribute Kestrel ignored, "name (file:line)", also present as findings.
+  std::vector<std::string> unsupported;
+  Findings findings;
+  std::vector<std::string> files;  ///< every file read (world first, then included files)
+};
+
+struct LoadOptions {
+  /// Searched before the environment paths for model:// and relative URIs.
+  std::vector<std::filesystem::path> resource_paths;
+  /// Files larger than this are refused (UnreadableWorld) [bytes].
+  std::size_t max_file_bytes = 64u << 20;
+};
+
+/// Directories searched for `<include>` URIs, in order: options.resource_paths,
+/// KESTREL_RESOURCE_PATH, GZ_SIM_RESOURCE_PATH, IGN_GAZEBO_RESOURCE_PATH, SDF_PATH (each a
+/// ':'-separated list), then `world_dir`.
+std::vector<std::filesystem::path> resource_search_path(const LoadOptions& options,
+                                                        const std::filesystem::path& world_dir);
+
+/// Loads a world file into `registry`, filling `world` (an existing entity, normally the
+/// Runner's) and creating entities beneath it.
+/// @throws UnreadableWorld if the file cannot be read or parsed at all. Content problems are
+///         returned as findings; the caller decides whether errors are fatal (world_setup does).
+WorldDescription load_world_file(const std::filesystem::path& path, ecs::Registry& registry,
+                                 ecs::Entity world, const LoadOptions& options = {});
+
+/// As load_world_file, from SDF text. `name_for_messages` is used as the file name in findings.
+WorldDescription load_world_string(std::string_view sdf, ecs::Registry& registry,
+                                   ecs::Entity world, const LoadOptions& options = {},
+                                   const std::string& name_for_messages = "<string>");
+
+/// Parses a model file once and spawns copies of it (Gazebo's "create" service parses the SDF
+/// on every spawn; Kestrel keeps the parsed model). Not thread-safe: one cache per thread/world.
+class ModelCache {
+ public:
+  explicit ModelCache(LoadOptions options = {});
+  ~ModelCache();
+  ModelCache(const ModelCache&) = delete;
+  ModelCache& operator=(const ModelCache&) = delete;
+
+  /// Spawns the model in `file` (a model .sdf, or a model directory with model.config) under
+  /// `parent` (world or model) as `name` (empty: the model's own name) at X_PM = `pose`.
+  /// The file is parsed on first use only. Findings of the spawn are appended to `findings`.
+  /// @returns the model entity. @throws UnreadableWorld if the file cannot be parsed;
+  ///          Error if a sibling with that name exists.
+  ecs::Entity spawn(const std::filesystem::path& file, ecs::Registry& registry,
+                    ecs::Entity parent, const std::string& name,
+                    const ignition::math::Pose3d& pose, Findings* findings = nullptr,
+                    std::vector<PluginDecl>* plugins = nullptr);
+  /// Number of files actually parsed so far (for tests of "parse once").
+  std::size_t parse_count() const { return parse_count_; }
+
+ private:
+  struct Parsed;
+  LoadOptions options_;
+  std::map<std::string, std::unique_ptr<Parsed>> cache_;
+  std::size_t parse_count_ = 0;
+};
+
+}  // namespace kestrel::sdf

@@ -1,0 +1,93 @@
+#pragma once
+/// @file From a loaded world to running systems: plugin resolution (built-in, external
+/// libraries, Gazebo's defaults) and the one call `kestrel run` makes.
+///
+/// Resolution of `<plugin filename=F name=N>`:
+///  1. A built-in system (systems/builtin.h) whose name matches N's class (after
+///     gz::sim::systems::, ignition::gazebo::systems::, kestrel::systems:: or no namespace), or
+///     whose name matches F (gz-sim-X-system, ignition-gazebo[N]-X-system, kestrel-X-system,
+///     with or without lib and .so); names compare without case, '-' or '_'.
+///  2. Else a shared library F (exact, libF.so, F.so, libF) on the plugin search path, loaded
+///     with ignition-plugin; the system in it is chosen by N (its KESTREL_ADD_SYSTEM alias).
+///  3. Else a warning naming the plugin and every path searched (an error with strict).
+/// Gazebo's default systems that are built in (Physics, UserCommands, SceneBroadcaster, as
+/// they exist) are added to the world unless declared or the world has
+/// <kestrel:no_default_systems/>.
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kestrel/sdf/world_loader.h"
+#include "kestrel/sim/runner.h"
+#include "kestrel/systems/builtin.h"
+
+namespace kestrel::sdf {
+
+enum class SystemSource { kBuiltin, kExternal, kDefault };
+const char* source_name(SystemSource s);
+
+/// A system ready to be added to a Runner.
+struct PlannedSystem {
+  std::unique_ptr<System> system;
+  std::string name;     ///< "kestrel::systems::Physics" or the external alias
+  std::string origin;   ///< "world.sdf:12" for declared systems, "default" for defaults
+  std::string library;  ///< the shared library path (external systems only)
+  SystemSource source = SystemSource::kBuiltin;
+  ecs::Entity entity = ecs::kNullEntity;  ///< attached to (world, model or sensor)
+  std::shared_ptr<const Element> config;  ///< the <plugin> element (empty element for defaults)
+};
+
+struct ResolveOptions {
+  /// The built-in systems (tests may substitute their own list).
+  std::span<const systems::BuiltinSystem> builtins = systems::builtin_systems();
+  /// Searched first for external system libraries.
+  std::vector<std::filesystem::path> plugin_paths;
+  /// Unresolved plugins are errors instead of warnings.
+  bool strict = false;
+};
+
+/// Directories searched for system libraries: options.plugin_paths, then
+/// KESTREL_SYSTEM_PLUGIN_PATH, GZ_SIM_SYSTEM_PLUGIN_PATH, IGN_GAZEBO_SYSTEM_PLUGIN_PATH.
+std::vector<std::filesystem::path> system_plugin_search_path(const ResolveOptions& options);
+
+/// Resolves every plugin of `world` plus the defaults, instantiating each system (external
+/// libraries are loaded). Adds to `findings`: unresolved plugins, sensors no system serves,
+/// a world with no physics.
+std::vector<PlannedSystem> plan_systems(const WorldDescription& world, ecs::Entity world_entity,
+                                        const ecs::Registry& registry,
+                                        const ResolveOptions& options, Findings& findings);
+
+struct WorldSetupOptions {
+  LoadOptions load;
+  ResolveOptions resolve;
+  /// Every warning counts as an error (`--strict`).
+  bool strict = false;
+  /// Apply the world's <physics> step size and real-time factor to the Runner.
+  bool apply_physics = true;
+};
+
+/// What `kestrel run` gets back: the loaded world, the systems added, all findings.
+struct WorldSetup {
+  WorldDescription description;
+  /// (name, source, origin) of each system added, in declaration order.
+  struct SystemInfo {
+    std::string name;
+    SystemSource source;
+    std::string origin;
+  };
+  std::vector<SystemInfo> systems;
+  Findings findings;  ///< loader findings then resolution findings
+};
+
+/// Loads `world_file` into `runner` (entities under runner.world(), renamed to the SDF world
+/// name), adds every system (declared built-in and external ones, then defaults) and applies
+/// <physics>. Call before runner.configure().
+/// @throws UnreadableWorld if the file cannot be read or parsed; Error listing every error
+///         finding (warnings too with strict) if the world has errors. Warnings are returned.
+WorldSetup load_world_into_runner(const std::filesystem::path& world_file, sim::Runner& runner,
+                                  const WorldSetupOptions& options = {});
+
+}  // namespace kestrel::sdf

@@ -1,0 +1,86 @@
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+#include "kestrel/sdf/check.h"
+
+namespace kestrel::sdf {
+
+CheckReport check_world(const CheckOptions& options) {
+  CheckReport r;
+  ecs::Registry registry;
+  const ecs::Entity world = registry.create();
+  r.description = load_world_file(options.world, registry, world, options.load);
+  r.findings = r.description.findings;
+  ResolveOptions ro = options.resolve;
+  ro.strict = ro.strict || options.strict;
+  const auto planned = plan_systems(r.description, world, registry, ro, r.findings);
+  for (const auto& s : planned) r.systems.push_back({s.name, s.source, s.origin});
+  for (std::string_view gz : {"Physics", "UserCommands", "SceneBroadcaster"}) {
+    bool have = false;
+    for (const auto& b : ro.builtins) have = have || (b.is_default && b.name == gz);
+    if (!have) r.defaults_missing.emplace_back(gz);
+  }
+  return r;
+}
+
+namespace {
+
+void print_summary(const CheckReport& r, std::ostream& os) {
+  const auto& c = r.description.counts;
+  const auto errors = r.findings.count(Severity::kError);
+  const auto warnings = r.findings.count(Severity::kWarning);
+  os << "summary: " << r.description.file << ": world '" << r.description.name << "': "
+     << c.models << " models, " << c.links << " links, " << c.joints << " joints, "
+     << c.sensors << " sensors, " << c.lights << " lights, " << c.frames << " frames; "
+     << errors << " errors, " << warnings << " warnings\n";
+  os << "systems that will run (" << r.systems.size() << "):\n";
+  for (const auto& s : r.systems) {
+    os << "  " << s.name << " (" << source_name(s.source) << ", from " << s.origin << ")\n";
+  }
+  if (!r.description.default_systems) {
+    os << "default systems: disabled by <kestrel:no_default_systems/>\n";
+  } else if (!r.defaults_missing.empty()) {
+    os << "Gazebo default systems Kestrel does not provide yet:";
+    for (const auto& m : r.defaults_missing) os << " " << m;
+    os << "\n";
+  }
+  os << "unsupported (ignored): " << r.description.unsupported.size() << "\n";
+  for (const auto& u : r.description.unsupported) os << "  " << u << "\n";
+}
+
+}  // namespace
+
+int run_check_command(const CheckOptions& options, std::ostream& out, std::ostream& err) {
+  CheckReport r;
+  try {
+    r = check_world(options);
+  } catch (const UnreadableWorld& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    // Anything else escaping the loader is still a world we could not read: never crash.
+    err << "error: " << options.world.string() << ": cannot load: " << e.what() << "\n";
+    return 2;
+  }
+  if (options.json) {
+    auto arr = nlohmann::json::array();
+    for (const auto& f : r.findings.items()) {
+      arr.push_back({{"severity", severity_name(f.severity)},
+                     {"file", f.file},
+                     {"line", f.line},
+                     {"entity", f.entity},
+                     {"message", f.message}});
+    }
+    out << arr.dump(2) << "\n";
+    print_summary(r, err);
+  } else {
+    for (const auto& f : r.findings.items()) out << format_finding(f) << "\n";
+    print_summary(r, out);
+  }
+  const bool failed = r.findings.has_errors() ||
+                      (options.strict && r.findings.count(Severity::kWarning) > 0);
+  return failed ? 1 : 0;
+}
+
+}  // namespace kestrel::sdf

@@ -1,0 +1,111 @@
+#include "resource.h"
+
+#include <tinyxml2.h>
+
+#include <cstdlib>
+#include <system_error>
+
+#include "kestrel/sdf/world_loader.h"
+
+namespace kestrel::sdf {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> resource_search_path(const LoadOptions& options, const fs::path& world_dir) {
+  std::vector<fs::path> out = options.resource_paths;
+  for (const char* var :
+       {"KESTREL_RESOURCE_PATH", "GZ_SIM_RESOURCE_PATH", "IGN_GAZEBO_RESOURCE_PATH", "SDF_PATH"}) {
+    for (auto& p : detail::split_path_list(std::getenv(var))) out.push_back(std::move(p));
+  }
+  if (!world_dir.empty()) out.push_back(world_dir);
+  return out;
+}
+
+namespace detail {
+
+std::vector<fs::path> split_path_list(const char* value) {
+  std::vector<fs::path> out;
+  if (!value) return out;
+  std::string s(value);
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const auto end = s.find(':', start);
+    const auto part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!part.empty()) out.emplace_back(part);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+fs::path model_dir_sdf(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path config = dir / "model.config";
+  if (fs::is_regular_file(config, ec)) {
+    tinyxml2::XMLDocument doc;
+    if (doc.LoadFile(config.c_str()) == tinyxml2::XML_SUCCESS && doc.RootElement()) {
+      // Several <sdf version=...> entries: take the highest version that exists.
+      fs::path best;
+      double best_version = -1;
+      for (auto* e = doc.RootElement()->FirstChildElement("sdf"); e;
+           e = e->NextSiblingElement("sdf")) {
+        if (!e->GetText()) continue;
+        const double v = e->DoubleAttribute("version", 0);
+        const fs::path candidate = dir / e->GetText();
+        if (v > best_version && fs::is_regular_file(candidate, ec)) {
+          best = candidate;
+          best_version = v;
+        }
+      }
+      if (!best.empty()) return best;
+    }
+  }
+  if (fs::is_regular_file(dir / "model.sdf", ec)) return dir / "model.sdf";
+  return {};
+}
+
+namespace {
+// A candidate path: a file is taken as is, a directory through its model.config.
+fs::path accept(const fs::path& p) {
+  std::error_code ec;
+  if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec);
+  if (fs::is_directory(p, ec)) {
+    auto f = model_dir_sdf(p);
+    if (!f.empty()) return fs::weakly_canonical(f, ec);
+  }
+  return {};
+}
+}  // namespace
+
+Resolved resolve_uri(const std::string& uri, const fs::path& base_dir,
+                     const std::vector<fs::path>& search) {
+  Resolved r;
+  auto try_path = [&](const fs::path& p) {
+    r.searched.push_back(p);
+    r.file = accept(p);
+    return !r.file.empty();
+  };
+  constexpr std::string_view kModel = "model://";
+  constexpr std::string_view kFile = "file://";
+  if (uri.starts_with(kModel)) {
+    const std::string rest = uri.substr(kModel.size());
+    for (const auto& dir : search) {
+      if (try_path(dir / rest)) return r;
+    }
+    return r;
+  }
+  std::string path = uri.starts_with(kFile) ? uri.substr(kFile.size()) : uri;
+  if (path.empty()) return r;
+  if (fs::path(path).is_absolute()) {
+    try_path(path);
+    return r;
+  }
+  if (!base_dir.empty() && try_path(base_dir / path)) return r;
+  for (const auto& dir : search) {
+    if (try_path(dir / path)) return r;
+  }
+  return r;
+}
+
+}  // namespace detail
+}  // namespace kestrel::sdf

@@ -1,0 +1,27 @@
+#pragma once
+// Resolution of <include> URIs and model directories (internal to src/sdf).
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kestrel::sdf::detail {
+
+struct Resolved {
+  std::filesystem::path file;                  ///< the .sdf file; empty if not found
+  std::vector<std::filesystem::path> searched;  ///< every candidate tried, in order
+};
+
+/// Resolves `uri` (model://NAME[/sub], file://ABS, an absolute path or a path relative to
+/// `base_dir`, then to each entry of `search`) to an SDF file. A directory resolves through its
+/// model.config (<sdf> with the highest version) or model.sdf.
+Resolved resolve_uri(const std::string& uri, const std::filesystem::path& base_dir,
+                     const std::vector<std::filesystem::path>& search);
+
+/// The SDF file of a model directory, or empty.
+std::filesystem::path model_dir_sdf(const std::filesystem::path& dir);
+
+/// "a:b:c" → {a, b, c} (empty entries dropped).
+std::vector<std::filesystem::path> split_path_list(const char* value);
+
+}  // namespace kestrel::sdf::detail

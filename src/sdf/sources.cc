@@ -1,0 +1,215 @@
+#include "sources.h"
+
+#include <tinyxml2.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <system_error>
+
+#include "kestrel/sdf/world_loader.h"
+#include "resource.h"
+
+namespace kestrel::sdf::detail {
+
+namespace fs = std::filesystem;
+
+std::string read_file_checked(const fs::path& path, std::size_t max_bytes) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw UnreadableWorld(path.string(), "file does not exist");
+  if (fs::is_directory(path, ec)) {
+    throw UnreadableWorld(path.string(), "expected an SDF file, found a directory");
+  }
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw UnreadableWorld(path.string(), "cannot read file: " + ec.message());
+  if (size > max_bytes) {
+    throw UnreadableWorld(path.string(), "file is " + std::to_string(size) +
+                                             " bytes, more than the limit of " +
+                                             std::to_string(max_bytes) + " bytes");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UnreadableWorld(path.string(), "cannot open file for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+namespace {
+
+bool is_placeholder(std::string_view v) {
+  const auto b = v.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return false;
+  v = v.substr(b, v.find_last_not_of(" \t\r\n") - b + 1);
+  return v.size() > 4 && v.starts_with("__") && v.ends_with("__");
+}
+
+// Name kinds that share one namespace inside a model or world (SDF frame semantics).
+bool is_frame_kind(std::string_view tag) {
+  return tag == "link" || tag == "joint" || tag == "frame" || tag == "model";
+}
+bool is_named_kind(std::string_view tag) {
+  return is_frame_kind(tag) || tag == "collision" || tag == "visual" || tag == "sensor" ||
+         tag == "light";
+}
+
+std::string join_paths(const std::vector<fs::path>& paths) {
+  std::string s;
+  for (const auto& p : paths) s += (s.empty() ? "" : ", ") + p.string();
+  return s.empty() ? "(no directories: set KESTREL_RESOURCE_PATH)" : s;
+}
+
+void index(const std::shared_ptr<const Element>& e,
+           std::multimap<std::pair<int, std::string>, std::shared_ptr<const Element>>& by_line) {
+  by_line.emplace(std::make_pair(e->line(), e->name()), e);
+  for (const auto& c : e->children()) index(c, by_line);
+}
+
+}  // namespace
+
+std::string Sources::key_of(const std::string& file) const {
+  if (files_.count(file)) return file;
+  std::error_code ec;
+  auto canon = fs::weakly_canonical(fs::path(file), ec).string();
+  return ec ? file : canon;
+}
+
+std::string Sources::display(const std::string& file) const {
+  auto it = files_.find(key_of(file));
+  return it == files_.end() ? file : it->second.display;
+}
+
+std::shared_ptr<const Element> Sources::find(const std::string& file, int line,
+                                             const std::string& name) const {
+  auto it = files_.find(key_of(file));
+  if (it == files_.end()) {
+    // In-memory worlds: libsdformat reports no file; there is only one string source.
+    if (!file.empty() || order_.empty()) return nullptr;
+    it = files_.find(order_.front());
+    if (it == files_.end()) return nullptr;
+  }
+  auto m = it->second.by_line.find({line, name});
+  return m == it->second.by_line.end() ? nullptr : m->second;
+}
+
+void Sources::add_world_file(const fs::path& path, Findings& findings) {
+  world_text_ = read_file_checked(path, max_bytes_);
+  std::error_code ec;
+  const std::string key = fs::weakly_canonical(path, ec).string();
+  std::vector<std::string> stack;
+  scan(ec ? path.string() : key, path.string(), world_text_, path.parent_path(), findings, stack);
+}
+
+void Sources::add_world_string(std::string text, const std::string& name, Findings& findings) {
+  if (text.size() > max_bytes_) {
+    throw UnreadableWorld(name, "SDF text is " + std::to_string(text.size()) +
+                                    " bytes, more than the limit of " +
+                                    std::to_string(max_bytes_) + " bytes");
+  }
+  world_text_ = std::move(text);
+  std::vector<std::string> stack;
+  scan(name, name, world_text_, fs::path(), findings, stack);
+}
+
+void Sources::scan(const std::string& key, const std::string& display, const std::string& text,
+                   const fs::path& base_dir, Findings& findings,
+                   std::vector<std::string>& stack) {
+  for (std::size_t i = 0; i < stack.size(); ++i) {
+    if (stack[i] == key) {
+      std::string chain;
+      for (std::size_t j = i; j < stack.size(); ++j) chain += files_.at(stack[j]).display + " → ";
+      throw UnreadableWorld(display, "recursive <include>: " + chain + display);
+    }
+  }
+  if (files_.count(key)) return;  // already scanned (included more than once): parse once
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw UnreadableWorld(display, "file is empty; expected an <sdf> document");
+  }
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(text.data(), text.size()) != tinyxml2::XML_SUCCESS) {
+    throw UnreadableWorld(display + ":" + std::to_string(doc.ErrorLineNum()),
+                          std::string("malformed XML: ") + doc.ErrorStr());
+  }
+  if (!doc.RootElement()) throw UnreadableWorld(display, "no XML element found");
+  File& file = files_[key];
+  file.display = display;
+  order_.push_back(key);
+  try {
+    file.root = Element::parse(text, display);
+  } catch (const Error& e) {
+    throw UnreadableWorld(e.what());
+  }
+  index(file.root, file.by_line);
+
+  stack.push_back(key);
+  std::function<void(const tinyxml2::XMLElement*)> walk = [&](const tinyxml2::XMLElement* x) {
+    const int line = x->GetLineNum();
+    // Placeholders (PITFALLS 4).
+    for (auto* a = x->FirstAttribute(); a; a = a->Next()) {
+      if (is_placeholder(a->Value())) {
+        findings.warning(display, line, "",
+                         std::string("placeholder value '") + a->Value() + "' in attribute " +
+                             a->Name() + " of <" + x->Name() +
+                             ">: write the real value (tools fill these in for missing data)");
+      }
+    }
+    if (x->GetText() && !x->FirstChildElement() && is_placeholder(x->GetText())) {
+      findings.warning(display, line, "",
+                       std::string("placeholder value '") + x->GetText() + "' in <" + x->Name() +
+                           ">: write the real value (tools fill these in for missing data)");
+    }
+    // Duplicate sibling names.
+    std::map<std::pair<std::string, std::string>, int> seen;
+    for (auto* c = x->FirstChildElement(); c; c = c->NextSiblingElement()) {
+      const std::string tag = c->Name();
+      const char* n = c->Attribute("name");
+      if (!n || !is_named_kind(tag)) continue;
+      const std::string kind = is_frame_kind(tag) ? "frame" : tag;
+      auto [it, inserted] = seen.emplace(std::make_pair(kind, std::string(n)), c->GetLineNum());
+      if (!inserted) {
+        duplicates_found_ = true;
+        findings.error(display, c->GetLineNum(), "",
+                       "duplicate name '" + std::string(n) + "': <" + tag + "> has the same name "
+                           "as a sibling declared at line " + std::to_string(it->second) +
+                           " in <" + x->Name() + ">; names must be unique among siblings");
+      }
+    }
+    // Includes: resolve, then scan the included file (once).
+    if (std::string_view(x->Name()) == "include") {
+      const auto* u = x->FirstChildElement("uri");
+      const std::string uri = u && u->GetText() ? u->GetText() : "";
+      if (uri.empty()) {
+        findings.error(display, line, "", "<include> without a <uri>");
+      } else {
+        auto r = resolve_uri(uri, base_dir, search_);
+        if (r.file.empty()) {
+          unresolved_.insert(uri);
+          std::string searched;
+          for (const auto& p : r.searched) searched += (searched.empty() ? "" : ", ") + p.string();
+          findings.error(display, line, "",
+                         "cannot resolve <include> '" + uri + "'; searched: " +
+                             (searched.empty() ? join_paths(search_) : searched) +
+                             " (set KESTREL_RESOURCE_PATH or GZ_SIM_RESOURCE_PATH)");
+        } else {
+          const std::string sub = r.file.string();
+          scan(sub, sub, read_file_checked(r.file, max_bytes_), r.file.parent_path(), findings,
+               stack);
+        }
+      }
+      for (auto* c = x->FirstChildElement(); c; c = c->NextSiblingElement()) {
+        static const std::set<std::string> kInclude = {"uri",    "name",   "pose",
+                                                       "static", "plugin", "placement_frame"};
+        if (!kInclude.count(c->Name())) {
+          findings.warning(display, c->GetLineNum(), "",
+                           std::string("unsupported element <") + c->Name() +
+                               "> in <include> is ignored");
+        }
+      }
+      return;
+    }
+    for (auto* c = x->FirstChildElement(); c; c = c->NextSiblingElement()) walk(c);
+  };
+  walk(doc.RootElement());
+  stack.pop_back();
+}
+
+}  // namespace kestrel::sdf::detail

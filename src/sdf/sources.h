@@ -1,0 +1,70 @@
+#pragma once
+// The raw XML of every file a world reads, parsed with tinyxml2 before libsdformat sees it:
+// size and syntax checks, the include graph (recursion, unresolved URIs with the paths
+// searched), placeholders and duplicate sibling names, and kestrel::Element trees looked up by
+// file:line so plugins and sensors get their original XML with correct locations.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kestrel/core/element.h"
+#include "kestrel/sdf/finding.h"
+
+namespace kestrel::sdf::detail {
+
+class Sources {
+ public:
+  Sources(std::vector<std::filesystem::path> search, std::size_t max_file_bytes)
+      : search_(std::move(search)), max_bytes_(max_file_bytes) {}
+
+  /// Reads, checks and pre-scans a world file and, recursively, the files it includes.
+  /// @throws UnreadableWorld on missing/empty/huge files, malformed XML or recursive includes.
+  void add_world_file(const std::filesystem::path& path, Findings& findings);
+  /// As add_world_file for in-memory text (includes resolve against the search path only).
+  void add_world_string(std::string text, const std::string& name, Findings& findings);
+
+  /// The kestrel::Element at `file`:`line` named `name`, or nullptr. `file` as libsdformat
+  /// reports it (any spelling of the path).
+  std::shared_ptr<const Element> find(const std::string& file, int line,
+                                      const std::string& name) const;
+  /// The name to show for a file in findings (the world path as the user gave it, or the
+  /// canonical path of an included file).
+  std::string display(const std::string& file) const;
+  /// Text of the world (as read).
+  const std::string& world_text() const { return world_text_; }
+  const std::vector<std::string>& files() const { return order_; }
+  /// URIs of <include>s that could not be resolved (libsdformat's errors about them are dropped).
+  const std::set<std::string>& unresolved_uris() const { return unresolved_; }
+  const std::vector<std::filesystem::path>& search() const { return search_; }
+  /// True if duplicate sibling names were reported (libsdformat's own reports are dropped).
+  bool duplicates_found() const { return duplicates_found_; }
+
+ private:
+  struct File {
+    std::string display;
+    std::shared_ptr<const Element> root;
+    std::multimap<std::pair<int, std::string>, std::shared_ptr<const Element>> by_line;
+  };
+  void scan(const std::string& key, const std::string& display, const std::string& text,
+            const std::filesystem::path& base_dir, Findings& findings,
+            std::vector<std::string>& stack);
+  std::string key_of(const std::string& file) const;
+
+  std::vector<std::filesystem::path> search_;
+  std::size_t max_bytes_;
+  std::map<std::string, File> files_;  // by canonical path (or the string name)
+  std::vector<std::string> order_;
+  std::string world_text_;
+  std::set<std::string> unresolved_;
+  bool duplicates_found_ = false;
+};
+
+/// Reads a file with the size limits. @throws UnreadableWorld.
+std::string read_file_checked(const std::filesystem::path& path, std::size_t max_bytes);
+
+}  // namespace kestrel::sdf::detail

@@ -1,0 +1,644 @@
+#include "walker.h"
+
+#include <cmath>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/world.h"
+
+namespace kestrel::sdf::detail {
+
+namespace c = kestrel::components;
+using ignition::math::Pose3d;
+using ignition::math::Vector3d;
+
+namespace {
+
+Vector3d rgb(const ignition::math::Color& col) { return {col.R(), col.G(), col.B()}; }
+
+// Largest extent of a shape [m], for the millimetre heuristic (planes are infinite: 0).
+double extent(const c::Geometry& g) {
+  struct V {
+    double operator()(const std::monostate&) const { return 0; }
+    double operator()(const c::BoxShape& s) const { return s.size.Max(); }
+    double operator()(const c::SphereShape& s) const { return 2 * s.radius; }
+    double operator()(const c::CylinderShape& s) const { return std::max(2 * s.radius, s.length); }
+    double operator()(const c::CapsuleShape& s) const { return s.length + 2 * s.radius; }
+    double operator()(const c::EllipsoidShape& s) const { return 2 * s.radii.Max(); }
+    double operator()(const c::PlaneShape&) const { return 0; }
+    double operator()(const c::MeshShape&) const { return 0; }
+    double operator()(const c::HeightmapShape&) const { return 0; }
+  };
+  return std::visit(V{}, g.shape);
+}
+
+c::Geometry geometry(const ::sdf::Geometry& g) {
+  c::Geometry out;
+  switch (g.Type()) {
+    case ::sdf::GeometryType::BOX:
+      out.shape = c::BoxShape{g.BoxShape()->Size()};
+      break;
+    case ::sdf::GeometryType::SPHERE:
+      out.shape = c::SphereShape{g.SphereShape()->Radius()};
+      break;
+    case ::sdf::GeometryType::CYLINDER:
+      out.shape = c::CylinderShape{g.CylinderShape()->Radius(), g.CylinderShape()->Length()};
+      break;
+    case ::sdf::GeometryType::CAPSULE:
+      out.shape = c::CapsuleShape{g.CapsuleShape()->Radius(), g.CapsuleShape()->Length()};
+      break;
+    case ::sdf::GeometryType::ELLIPSOID:
+      out.shape = c::EllipsoidShape{g.EllipsoidShape()->Radii()};
+      break;
+    case ::sdf::GeometryType::PLANE:
+      out.shape = c::PlaneShape{g.PlaneShape()->Normal(), g.PlaneShape()->Size()};
+      break;
+    case ::sdf::GeometryType::MESH: {
+      const auto* m = g.MeshShape();
+      out.shape = c::MeshShape{m->Uri(), m->FilePath(), m->Scale(), m->Submesh()};
+      break;
+    }
+    case ::sdf::GeometryType::HEIGHTMAP: {
+      const auto* h = g.HeightmapShape();
+      out.shape = c::HeightmapShape{h->Uri(), h->FilePath(), h->Size(), h->Position()};
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
+// Sensor types Kestrel has data handling for (systems may or may not be built yet).
+bool known_sensor_type(std::string_view t) {
+  for (std::string_view k : {"imu", "magnetometer", "air_pressure", "altimeter", "navsat", "gps",
+                             "air_speed", "contact", "force_torque"}) {
+    if (t == k) return true;
+  }
+  return false;
+}
+
+c::JointType joint_type(::sdf::JointType t, bool& ok) {
+  ok = true;
+  switch (t) {
+    case ::sdf::JointType::FIXED: return c::JointType::kFixed;
+    case ::sdf::JointType::REVOLUTE: return c::JointType::kRevolute;
+    case ::sdf::JointType::CONTINUOUS: return c::JointType::kContinuous;
+    case ::sdf::JointType::PRISMATIC: return c::JointType::kPrismatic;
+    case ::sdf::JointType::BALL: return c::JointType::kBall;
+    case ::sdf::JointType::UNIVERSAL: return c::JointType::kUniversal;
+    case ::sdf::JointType::SCREW: return c::JointType::kScrew;
+    case ::sdf::JointType::REVOLUTE2: return c::JointType::kRevolute2;
+    case ::sdf::JointType::GEARBOX: return c::JointType::kGearbox;
+    default: ok = false; return c::JointType::kFixed;
+  }
+}
+
+c::JointAxisData axis_data(const ::sdf::JointAxis& a, const Vector3d& xyz) {
+  c::JointAxisData d;
+  d.xyz = xyz;
+  d.lower = a.Lower();
+  d.upper = a.Upper();
+  d.effort = a.Effort();
+  d.velocity = a.MaxVelocity();
+  d.damping = a.Damping();
+  d.friction = a.Friction();
+  d.spring_reference = a.SpringReference();
+  d.spring_stiffness = a.SpringStiffness();
+  return d;
+}
+
+}  // namespace
+
+// ---- helpers -------------------------------------------------------------------------------
+
+Walker::Loc Walker::loc(const ::sdf::ElementPtr& e) const {
+  if (!e) return {d_.file, 0};
+  const std::string& f = e->FilePath();
+  return {f.empty() ? d_.file : src_.display(f), e->LineNumber().value_or(0)};
+}
+
+std::shared_ptr<const Element> Walker::original(const ::sdf::ElementPtr& e) const {
+  if (!e || !e->LineNumber()) return nullptr;
+  return src_.find(e->FilePath(), *e->LineNumber(), e->GetName());
+}
+
+namespace {
+// A kestrel::Error's message without its location prefix (findings carry the location).
+std::string bare(const Error& err) {
+  const std::string w = err.what();
+  return !err.where().empty() && w.starts_with(err.where() + ": ") ? w.substr(err.where().size() + 2)
+                                                                   : w;
+}
+}  // namespace
+
+void Walker::error(const Loc& l, ecs::Entity e, const std::string& message) {
+  d_.findings.error(l.file, l.line, e ? reg_.scoped_name(e) : "", message);
+}
+void Walker::warning(const Loc& l, ecs::Entity e, const std::string& message) {
+  d_.findings.warning(l.file, l.line, e ? reg_.scoped_name(e) : "", message);
+}
+
+void Walker::unsupported(const Element& el, ecs::Entity e, const std::string& why) {
+  if (!reported_.insert(el.where() + ":" + el.name()).second) return;
+  d_.unsupported.push_back("<" + el.name() + "> (" + el.where() + ")");
+  d_.findings.warning(el.file(), el.line(), e ? reg_.scoped_name(e) : "", why);
+}
+
+void Walker::unsupported_children(const Element* el, std::initializer_list<std::string_view> ok,
+                                  ecs::Entity e) {
+  if (!el) return;
+  for (const auto& ch : el->children()) {
+    bool handled = false;
+    for (auto h : ok) handled = handled || ch->name() == h;
+    if (handled) continue;
+    unsupported(*ch, e,
+                "unsupported element <" + ch->name() + "> in <" + el->name() +
+                    "> is ignored by Kestrel");
+  }
+}
+
+ecs::Entity Walker::create(ecs::Entity parent, const std::string& name,
+                           const ::sdf::ElementPtr& el, const Pose3d& X_PE, const Pose3d& X_WP) {
+  const ecs::Entity e = reg_.create(parent);
+  reg_.add<c::Name>(e, name);
+  reg_.add<c::Pose>(e, X_PE);
+  reg_.add<c::WorldPose>(e, X_WP * X_PE);
+  const Loc l = loc(el);
+  reg_.add<c::SourceLocation>(e, l.file, l.line);
+  return e;
+}
+
+Pose3d Walker::resolve(const ::sdf::SemanticPose& sp, const std::string& relative_to,
+                       const ::sdf::ElementPtr& el, const std::string& what) {
+  Pose3d X;
+  const auto errors = sp.Resolve(X, relative_to);
+  if (!errors.empty()) {
+    error(loc(el), ecs::kNullEntity,
+          "cannot resolve the pose of " + what + " relative to '" +
+              (relative_to.empty() ? std::string("its parent") : relative_to) +
+              "': " + errors.front().Message());
+    return sp.RawPose();
+  }
+  return X;
+}
+
+void Walker::plugins(const ::sdf::ElementPtr& el, ecs::Entity entity) {
+  if (!el || !el->HasElement("plugin")) return;
+  for (auto p = el->FindElement("plugin"); p; p = p->GetNextElement("plugin")) {
+    PluginDecl decl;
+    decl.entity = entity;
+    const Loc l = loc(p);
+    decl.file = l.file;
+    decl.line = l.line;
+    decl.config = original(p);
+    if (!decl.config) decl.config = Element::parse(p->ToString(""), l.file, l.line);
+    decl.filename = decl.config->attribute("filename").value_or("");
+    decl.name = decl.config->attribute("name").value_or("");
+    if (decl.filename.empty()) {
+      error(l, entity, "<plugin name='" + decl.name + "'> has no filename attribute");
+      continue;
+    }
+    d_.plugins.push_back(std::move(decl));
+  }
+}
+
+// ---- world ---------------------------------------------------------------------------------
+
+void Walker::world(const ::sdf::World& w, ecs::Entity world) {
+  const auto el = w.Element();
+  const auto orig = original(el);
+  d_.name = w.Name();
+  reg_.set<c::World>(world, {});
+  reg_.set<c::Name>(world, c::Name{w.Name()});
+  reg_.set<c::Pose>(world, {});
+  reg_.set<c::WorldPose>(world, {});
+  const Loc l = loc(el);
+  reg_.set<c::SourceLocation>(world, c::SourceLocation{l.file, l.line});
+
+  // Physics: the default <physics> (or the first), as data.
+  if (orig && orig->has("physics")) {
+    d_.physics_declared = true;
+    const auto* ph = w.PhysicsDefault();
+    if (ph) {
+      const double step = ph->MaxStepSize();
+      if (!(step > 0) || !std::isfinite(step)) {
+        error(loc(ph->Element()), world,
+              "<max_step_size> must be a positive number of seconds, found " +
+                  std::to_string(step));
+      } else {
+        d_.physics.max_step_size = from_seconds(step);
+      }
+      const double rtf = ph->RealTimeFactor();
+      if (!(rtf >= 0) || !std::isfinite(rtf)) {
+        error(loc(ph->Element()), world,
+              "<real_time_factor> must be >= 0 (0 = as fast as possible), found " +
+                  std::to_string(rtf));
+      } else {
+        d_.physics.real_time_factor = rtf;
+      }
+      d_.physics.sdf_type = ph->EngineType();
+      if (auto phe = original(ph->Element())) {
+        unsupported_children(phe.get(), {"max_step_size", "real_time_factor",
+                                         "real_time_update_rate", "max_contacts"},
+                             world);
+      }
+    }
+  }
+  reg_.set<c::PhysicsParams>(world, d_.physics);
+  reg_.set<c::Gravity>(world, c::Gravity{w.Gravity()});
+  reg_.set<c::MagneticField>(world, c::MagneticField{w.MagneticField()});
+  if (const auto* a = w.Atmosphere()) {
+    reg_.set<c::Atmosphere>(world, c::Atmosphere{a->Temperature().Kelvin(), a->Pressure(),
+                                                 a->TemperatureGradient()});
+  }
+  if (const auto* s = w.SphericalCoordinates()) {
+    c::SphericalCoordinates sc;
+    sc.surface_model = s->Surface() == ignition::math::SphericalCoordinates::EARTH_WGS84
+                           ? "EARTH_WGS84"
+                           : "OTHER";
+    sc.latitude_deg = s->LatitudeReference().Degree();
+    sc.longitude_deg = s->LongitudeReference().Degree();
+    sc.elevation = s->ElevationReference();
+    sc.heading_deg = s->HeadingOffset().Degree();
+    reg_.set<c::SphericalCoordinates>(world, sc);
+  }
+  if (const auto* s = w.Scene()) {
+    reg_.set<c::Scene>(world,
+                       c::Scene{rgb(s->Ambient()), rgb(s->Background()), s->Shadows(), s->Grid()});
+  }
+  if (orig && orig->has("wind")) reg_.set<c::Wind>(world, c::Wind{w.WindLinearVelocity()});
+
+  // Unsupported world children, and the Kestrel opt-out of default systems.
+  if (orig) {
+    for (const auto& ch : orig->children()) {
+      const std::string& n = ch->name();
+      if (n == "kestrel:no_default_systems") {
+        d_.default_systems = false;
+      } else if (n == "gui") {
+        unsupported(*ch, world, "<gui> is ignored: Kestrel is headless (GUI plugins do not run)");
+      } else if (n == "physics" || n == "gravity" || n == "magnetic_field" ||
+                 n == "atmosphere" || n == "spherical_coordinates" || n == "scene" ||
+                 n == "light" || n == "model" || n == "include" || n == "frame" ||
+                 n == "plugin" || n == "wind") {
+      } else {
+        unsupported(*ch, world,
+                    "unsupported element <" + n + "> in <world> is ignored by Kestrel");
+      }
+    }
+  }
+  plugins(el, world);
+
+  const Pose3d X_WW;
+  for (uint64_t i = 0; i < w.LightCount(); ++i) light(*w.LightByIndex(i), world, X_WW, "world");
+  for (uint64_t i = 0; i < w.FrameCount(); ++i) {
+    const auto& f = *w.FrameByIndex(i);
+    const Pose3d X = resolve(f.SemanticPose(), "world", f.Element(), "frame '" + f.Name() + "'");
+    reg_.add<c::Frame>(create(world, f.Name(), f.Element(), X, X_WW));
+    ++d_.counts.frames;
+  }
+  for (uint64_t i = 0; i < w.ModelCount(); ++i) {
+    const auto& m = *w.ModelByIndex(i);
+    const Pose3d X_WM =
+        resolve(m.SemanticPose(), "world", m.Element(), "model '" + m.Name() + "'");
+    model(m, world, X_WW, X_WM, m.Name(), false);
+  }
+}
+
+// ---- models, links, joints ---------------------------------------------------------------------
+
+ecs::Entity Walker::model(const ::sdf::Model& m, ecs::Entity parent, const Pose3d& X_WP,
+                          const Pose3d& X_PM, const std::string& name, bool parent_static) {
+  const auto el = m.Element();
+  const ecs::Entity e = create(parent, name, el, X_PM, X_WP);
+  ++d_.counts.models;
+  const bool is_static = parent_static || m.Static();
+  reg_.add<c::Model>(e);
+  reg_.add<c::Static>(e, is_static);
+  reg_.add<c::SelfCollide>(e, m.SelfCollide());
+  reg_.add<c::AllowAutoDisable>(e, m.AllowAutoDisable());
+  const auto orig = original(el);
+  unsupported_children(orig.get(),
+                       {"static", "self_collide", "allow_auto_disable", "enable_wind", "pose",
+                        "link", "joint", "frame", "model", "include", "plugin"},
+                       e);
+  const Pose3d X_WM = X_WP * X_PM;
+
+  for (uint64_t i = 0; i < m.LinkCount(); ++i) link(*m.LinkByIndex(i), e, X_WM, is_static, m.EnableWind());
+  for (uint64_t i = 0; i < m.FrameCount(); ++i) {
+    const auto& f = *m.FrameByIndex(i);
+    const Pose3d X = resolve(f.SemanticPose(), "__model__", f.Element(), "frame '" + f.Name() + "'");
+    reg_.add<c::Frame>(create(e, f.Name(), f.Element(), X, X_WM));
+    ++d_.counts.frames;
+  }
+  for (uint64_t i = 0; i < m.ModelCount(); ++i) {
+    const auto& n = *m.ModelByIndex(i);
+    const Pose3d X_MN =
+        resolve(n.SemanticPose(), "__model__", n.Element(), "model '" + n.Name() + "'");
+    model(n, e, X_WM, X_MN, n.Name(), is_static);
+  }
+  // Joints after links and nested models, so parent/child resolve to entities.
+  for (uint64_t i = 0; i < m.JointCount(); ++i) joint(*m.JointByIndex(i), e, X_WM);
+  if (m.LinkCount() == 0 && m.ModelCount() == 0) {
+    error(loc(el), e, "model '" + name + "' has no links");
+  }
+  plugins(el, e);
+  return e;
+}
+
+void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, bool is_static,
+                  bool model_wind) {
+  const auto el = l.Element();
+  const Pose3d X_ML = resolve(l.SemanticPose(), "__model__", el, "link '" + l.Name() + "'");
+  const ecs::Entity e = create(model, l.Name(), el, X_ML, X_WM);
+  ++d_.counts.links;
+  const Pose3d X_WL = X_WM * X_ML;
+  reg_.add<c::Link>(e);
+  const auto orig = original(el);
+  unsupported_children(orig.get(),
+                       {"pose", "inertial", "collision", "visual", "sensor", "light", "gravity",
+                        "kinematic", "enable_wind"},
+                       e);
+  bool gravity = true, kinematic = false;
+  try {
+    if (orig) {
+      gravity = orig->get_or<bool>("gravity", true);
+      kinematic = orig->get_or<bool>("kinematic", false);
+    }
+  } catch (const Error& err) {
+    error(loc(el), e, bare(err));
+  }
+  reg_.add<c::LinkGravity>(e, gravity);
+  reg_.add<c::Kinematic>(e, kinematic);
+  reg_.add<c::EnableWind>(e, l.EnableWind() || model_wind);
+  check_inertial(orig.get(), l, e, is_static);
+
+  for (uint64_t i = 0; i < l.CollisionCount(); ++i) {
+    const auto& col = *l.CollisionByIndex(i);
+    const Pose3d X = resolve(col.SemanticPose(), l.Name(), col.Element(),
+                             "collision '" + col.Name() + "'");
+    const ecs::Entity ce = create(e, col.Name(), col.Element(), X, X_WL);
+    ++d_.counts.collisions;
+    reg_.add<c::Collision>(ce);
+    c::Geometry g = col.Geom() ? geometry(*col.Geom()) : c::Geometry{};
+    const auto co = original(col.Element());
+    if (std::holds_alternative<std::monostate>(g.shape)) {
+      warning(loc(col.Element()), ce,
+              "collision has no supported geometry (box, sphere, cylinder, capsule, ellipsoid, "
+              "plane, mesh, heightmap); physics ignores it");
+    } else if (!is_static && extent(g) > 100) {
+      warning(loc(col.Element()), ce,
+              "collision is " + std::to_string(extent(g)) +
+                  " m across on a moving model: were the sizes written in millimetres?");
+    }
+    reg_.add<c::Geometry>(ce, g);
+    c::Surface s;
+    try {
+      if (co) {
+        unsupported_children(co.get(), {"pose", "geometry", "surface", "laser_retro",
+                                        "max_contacts"}, ce);
+        if (const Element* su = co->child("surface")) {
+          unsupported_children(su, {"friction", "bounce", "contact"}, ce);
+          if (const Element* fr = su->child("friction")) {
+            unsupported_children(fr, {"ode", "torsional"}, ce);
+            if (const Element* ode = fr->child("ode")) {
+              s.mu = ode->get_or<double>("mu", 1.0);
+              s.mu2 = ode->get_or<double>("mu2", s.mu);
+              unsupported_children(ode, {"mu", "mu2"}, ce);
+            }
+            if (const Element* t = fr->child("torsional")) {
+              s.mu_torsional = t->get_or<double>("coefficient", 0.0);
+              s.patch_radius = t->get_or<double>("patch_radius", 0.0);
+              unsupported_children(t, {"coefficient", "patch_radius"}, ce);
+            }
+          }
+          if (const Element* b = su->child("bounce")) {
+            s.restitution = b->get_or<double>("restitution_coefficient", 0.0);
+            unsupported_children(b, {"restitution_coefficient"}, ce);
+          }
+          if (const Element* ct = su->child("contact")) {
+            s.collide_bitmask = static_cast<std::uint32_t>(
+                col.Surface() && col.Surface()->Contact() ? col.Surface()->Contact()->CollideBitmask()
+                                                          : 0xffff);
+            ct->child("collide_bitmask");
+            if (const Element* ode = ct->child("ode")) {
+              if (ode->has("kp")) s.kp = ode->get<double>("kp");
+              if (ode->has("kd")) s.kd = ode->get<double>("kd");
+              unsupported_children(ode, {"kp", "kd"}, ce);
+            }
+            unsupported_children(ct, {"collide_bitmask", "ode"}, ce);
+          }
+        }
+      }
+    } catch (const Error& err) {
+      error(loc(col.Element()), ce, bare(err));
+    }
+    reg_.add<c::Surface>(ce, s);
+  }
+  for (uint64_t i = 0; i < l.VisualCount(); ++i) {
+    const auto& v = *l.VisualByIndex(i);
+    const Pose3d X =
+        resolve(v.SemanticPose(), l.Name(), v.Element(), "visual '" + v.Name() + "'");
+    const ecs::Entity ve = create(e, v.Name(), v.Element(), X, X_WL);
+    ++d_.counts.visuals;
+    reg_.add<c::Visual>(ve);
+    reg_.add<c::Geometry>(ve, v.Geom() ? geometry(*v.Geom()) : c::Geometry{});
+    if (const auto* mat = v.Material()) {
+      reg_.add<c::Material>(ve, c::Material{rgb(mat->Ambient()), rgb(mat->Diffuse()),
+                                            rgb(mat->Specular()), v.Transparency()});
+    }
+  }
+  for (uint64_t i = 0; i < l.SensorCount(); ++i) sensor(*l.SensorByIndex(i), e, X_WL, l.Name());
+  for (uint64_t i = 0; i < l.LightCount(); ++i) light(*l.LightByIndex(i), e, X_WL, l.Name());
+}
+
+void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Entity e,
+                            bool is_static) {
+  const Loc where = loc(l.Element());
+  const Element* in = link ? link->child("inertial") : nullptr;
+  c::Inertial inertial{l.Inertial(), in != nullptr};
+  reg_.add<c::Inertial>(e, inertial);
+  if (is_static) return;  // static links never move: their mass is not used
+  if (!in) {
+    error(where, e,
+          "link '" + l.Name() + "' has no <inertial>: SDF would silently give it 1 kg and unit "
+          "inertia; write its <mass> and <inertia> (or make the model <static>)");
+    return;
+  }
+  unsupported_children(in, {"mass", "pose", "inertia"}, e);
+  const Loc il{where.file, in->line()};
+  try {
+    const double mass = in->get_or<double>("mass", 1.0);
+    if (!in->has("mass")) {
+      error(il, e, "<inertial> of link '" + l.Name() + "' has no <mass> (SDF default 1 kg)");
+    } else if (!std::isfinite(mass) || mass <= 0) {
+      error(il, e, "link '" + l.Name() + "' has mass " + std::to_string(mass) +
+                       " kg; expected a finite mass > 0");
+    } else if (mass > 1e5) {
+      warning(il, e, "link '" + l.Name() + "' has mass " + std::to_string(mass) +
+                         " kg: implausible for a moving link (grams instead of kg?)");
+    }
+    const Element* I = in->child("inertia");
+    if (!I) {
+      error(il, e, "<inertial> of link '" + l.Name() + "' has no <inertia>");
+      return;
+    }
+    unsupported_children(I, {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}, e);
+    const double ixx = I->get_or<double>("ixx", 1), iyy = I->get_or<double>("iyy", 1),
+                 izz = I->get_or<double>("izz", 1), ixy = I->get_or<double>("ixy", 0),
+                 ixz = I->get_or<double>("ixz", 0), iyz = I->get_or<double>("iyz", 0);
+    const Loc Il{where.file, I->line()};
+    for (auto [n, v] : {std::pair{"ixx", ixx}, {"iyy", iyy}, {"izz", izz}, {"ixy", ixy},
+                        {"ixz", ixz}, {"iyz", iyz}}) {
+      if (!std::isfinite(v)) {
+        error(Il, e, std::string("inertia ") + n + " of link '" + l.Name() + "' is " +
+                         std::to_string(v) + "; expected a finite value [kg·m²]");
+        return;
+      }
+    }
+    ignition::math::Matrix3d M(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
+    ignition::math::MassMatrix3d mm(std::isfinite(mass) && mass > 0 ? mass : 1,
+                                    {ixx, iyy, izz}, {ixy, ixz, iyz});
+    const Vector3d p = mm.PrincipalMoments();
+    const double scale = std::max({std::abs(p.X()), std::abs(p.Y()), std::abs(p.Z()), 1e-300});
+    if (p.Min() <= 0) {
+      error(Il, e, "inertia of link '" + l.Name() + "' is not positive definite (principal "
+                   "moments " + std::to_string(p.X()) + ", " + std::to_string(p.Y()) + ", " +
+                   std::to_string(p.Z()) + " kg·m²); every principal moment must be > 0");
+    } else {
+      const double tol = 1e-6 * scale;
+      if (p.X() + p.Y() < p.Z() - tol || p.Y() + p.Z() < p.X() - tol ||
+          p.X() + p.Z() < p.Y() - tol) {
+        error(Il, e, "inertia of link '" + l.Name() + "' violates the triangle inequality "
+                     "(principal moments " + std::to_string(p.X()) + ", " +
+                     std::to_string(p.Y()) + ", " + std::to_string(p.Z()) +
+                     " kg·m²): no physical body has it");
+      }
+    }
+    (void)M;
+  } catch (const Error& err) {
+    error(il, e, bare(err));
+  }
+}
+
+void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM) {
+  const auto el = j.Element();
+  const Pose3d X_MJ = resolve(j.SemanticPose(), "__model__", el, "joint '" + j.Name() + "'");
+  const ecs::Entity e = create(model, j.Name(), el, X_MJ, X_WM);
+  ++d_.counts.joints;
+  reg_.add<c::Joint>(e);
+  const auto orig = original(el);
+  unsupported_children(orig.get(),
+                       {"parent", "child", "pose", "axis", "axis2", "thread_pitch", "sensor"}, e);
+  c::JointData data;
+  bool ok = true;
+  data.type = joint_type(j.Type(), ok);
+  if (!ok) error(loc(el), e, "joint '" + j.Name() + "' has an invalid type");
+  data.parent_name = j.ParentLinkName();
+  data.child_name = j.ChildLinkName();
+  // Resolve names (possibly scoped "nested::link", or frames attached to links) to entities.
+  auto find = [&](const std::string& written, bool child) -> ecs::Entity {
+    std::string link = written;
+    if (written != "world") {
+      std::string resolved;
+      if ((child ? j.ResolveChildLink(resolved) : j.ResolveParentLink(resolved)).empty()) {
+        link = resolved;
+      }
+    }
+    if (link == "world") return ecs::kNullEntity;
+    ecs::Entity at = model;
+    std::size_t start = 0;
+    while (at != ecs::kNullEntity) {
+      const auto sep = link.find("::", start);
+      at = reg_.child_by_name(at, link.substr(start, sep == std::string::npos ? sep : sep - start));
+      if (sep == std::string::npos) break;
+      start = sep + 2;
+    }
+    if (at == ecs::kNullEntity || !reg_.has<c::Link>(at)) {
+      error(loc(el), e,
+            "joint '" + j.Name() + "': " + (child ? "child" : "parent") + " link '" + written +
+                "' does not exist in model '" + reg_.get<c::Name>(model).value + "'");
+      return ecs::kNullEntity;
+    }
+    return at;
+  };
+  data.parent = find(data.parent_name, false);
+  data.child = find(data.child_name, true);
+  if (data.child_name == "world") {
+    error(loc(el), e, "joint '" + j.Name() + "': the child cannot be the world");
+  }
+  for (unsigned k = 0; k < 2; ++k) {
+    const auto* a = j.Axis(k);
+    if (!a) continue;
+    Vector3d xyz = a->Xyz();
+    const auto errs = a->ResolveXyz(xyz, j.Name());
+    if (!errs.empty()) error(loc(el), e, "cannot resolve joint axis: " + errs.front().Message());
+    if (k == 0) {
+      data.axis = axis_data(*a, xyz.Normalized());
+    } else {
+      data.axis2 = axis_data(*a, xyz.Normalized());
+    }
+  }
+  data.thread_pitch = j.ThreadPitch();
+  reg_.add<c::JointData>(e, data);
+  const Pose3d X_WJ = X_WM * X_MJ;
+  for (uint64_t i = 0; i < j.SensorCount(); ++i) sensor(*j.SensorByIndex(i), e, X_WJ, j.Name());
+}
+
+// ---- sensors and lights ----------------------------------------------------------------------
+
+void Walker::sensor(const ::sdf::Sensor& s, ecs::Entity parent, const Pose3d& X_WP,
+                    const std::string& relative_to) {
+  const auto el = s.Element();
+  const Pose3d X = resolve(s.SemanticPose(), relative_to, el, "sensor '" + s.Name() + "'");
+  const ecs::Entity e = create(parent, s.Name(), el, X, X_WP);
+  ++d_.counts.sensors;
+  c::Sensor data;
+  data.element = original(el);
+  if (!data.element) data.element = Element::parse(el->ToString(""), loc(el).file, loc(el).line);
+  data.type = data.element->attribute("type").value_or("");
+  try {
+    data.update_rate = data.element->get_or<double>("update_rate", 0.0);
+    data.topic = data.element->get_or<std::string>("topic", "");
+    data.always_on = data.element->get_or<bool>("always_on", false);
+  } catch (const Error& err) {
+    error(loc(el), e, bare(err));
+  }
+  if (data.update_rate < 0 || !std::isfinite(data.update_rate)) {
+    error(loc(el), e, "sensor update_rate must be >= 0 Hz, found " +
+                          std::to_string(data.update_rate));
+  }
+  if (!known_sensor_type(data.type)) {
+    unsupported(*data.element, e,
+                "sensor type '" + data.type + "' is not supported by Kestrel: '" + s.Name() +
+                    "' will produce no data");
+  }
+  d_.sensors.emplace_back(e, data.type);
+  reg_.add<c::Sensor>(e, std::move(data));
+  plugins(el, e);
+}
+
+void Walker::light(const ::sdf::Light& l, ecs::Entity parent, const Pose3d& X_WP,
+                   const std::string& relative_to) {
+  const auto el = l.Element();
+  const Pose3d X = resolve(l.SemanticPose(), relative_to, el, "light '" + l.Name() + "'");
+  const ecs::Entity e = create(parent, l.Name(), el, X, X_WP);
+  ++d_.counts.lights;
+  c::Light data;
+  switch (l.Type()) {
+    case ::sdf::LightType::POINT: data.type = "point"; break;
+    case ::sdf::LightType::SPOT: data.type = "spot"; break;
+    case ::sdf::LightType::DIRECTIONAL: data.type = "directional"; break;
+    default: data.type = "invalid"; break;
+  }
+  data.cast_shadows = l.CastShadows();
+  data.diffuse = rgb(l.Diffuse());
+  data.specular = rgb(l.Specular());
+  data.direction = l.Direction();
+  data.range = l.AttenuationRange();
+  data.attenuation_constant = l.ConstantAttenuationFactor();
+  data.attenuation_linear = l.LinearAttenuationFactor();
+  data.attenuation_quadratic = l.QuadraticAttenuationFactor();
+  reg_.add<c::Light>(e, data);
+}
+
+}  // namespace kestrel::sdf::detail

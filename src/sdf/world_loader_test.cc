@@ -1,0 +1,277 @@
+#include "kestrel/sdf/world_loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/world.h"
+
+namespace kestrel::sdf {
+namespace {
+
+namespace c = components;
+namespace fs = std::filesystem;
+using ignition::math::Pose3d;
+using ::testing::HasSubstr;
+
+struct Loaded {
+  ecs::Registry reg;
+  ecs::Entity world = ecs::kNullEntity;
+  WorldDescription d;
+};
+
+std::unique_ptr<Loaded> load(const std::string& sdf, const LoadOptions& o = {}) {
+  auto l = std::make_unique<Loaded>();
+  l->world = l->reg.create();
+  l->d = load_world_string(sdf, l->reg, l->world, o, "test.sdf");
+  return l;
+}
+
+std::string messages(const WorldDescription& d) {
+  std::string s;
+  for (const auto& f : d.findings.items()) s += format_finding(f) + "\n";
+  return s;
+}
+
+void expect_pose_near(const Pose3d& a, const Pose3d& b) {
+  EXPECT_NEAR(a.Pos().Distance(b.Pos()), 0, 1e-12) << a << " vs " << b;
+  EXPECT_NEAR(std::abs(a.Rot().Dot(b.Rot())), 1, 1e-12) << a << " vs " << b;
+}
+
+const char* kInertial = R"(<inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy>
+  <izz>0.1</izz></inertia></inertial>)";
+
+std::string world(const std::string& body) {
+  return "<?xml version='1.0'?><sdf version='1.9'><world name='w'>" + body + "</world></sdf>";
+}
+
+TEST(WorldLoader, WorldDataAndPhysics) {
+  auto l = load(world(R"(
+    <physics name='p' type='ode'><max_step_size>0.004</max_step_size>
+      <real_time_factor>2</real_time_factor></physics>
+    <gravity>0 0 -3.7</gravity>
+    <magnetic_field>1e-6 2e-6 3e-6</magnetic_field>
+    <spherical_coordinates><latitude_deg>47.1</latitude_deg><longitude_deg>8.5</longitude_deg>
+      <elevation>400</elevation></spherical_coordinates>)"));
+  EXPECT_EQ(messages(l->d), "");
+  EXPECT_EQ(l->d.name, "w");
+  EXPECT_TRUE(l->d.physics_declared);
+  EXPECT_EQ(l->d.physics.max_step_size, Duration{4'000'000});
+  EXPECT_EQ(l->d.physics.real_time_factor, 2.0);
+  EXPECT_EQ(l->d.physics.sdf_type, "ode");
+  EXPECT_EQ(l->reg.get<c::Name>(l->world).value, "w");
+  EXPECT_TRUE(l->reg.has<c::World>(l->world));
+  EXPECT_EQ(l->reg.get<c::Gravity>(l->world).value, ignition::math::Vector3d(0, 0, -3.7));
+  EXPECT_EQ(l->reg.get<c::PhysicsParams>(l->world).max_step_size, Duration{4'000'000});
+  EXPECT_DOUBLE_EQ(l->reg.get<c::SphericalCoordinates>(l->world).latitude_deg, 47.1);
+  EXPECT_DOUBLE_EQ(l->reg.get<c::SphericalCoordinates>(l->world).elevation, 400);
+  EXPECT_EQ(l->reg.get<c::MagneticField>(l->world).value, ignition::math::Vector3d(1e-6, 2e-6, 3e-6));
+}
+
+// Nested models and relative_to frames: world poses are the exact composition.
+TEST(WorldLoader, NestedModelsAndRelativeToPosesCompose) {
+  auto l = load(world(std::string(R"(
+    <model name='outer'>
+      <pose>1 2 3 0 0 1.5707963267948966</pose>
+      <frame name='f'><pose>0 0 1 0 0 0</pose></frame>
+      <link name='base'>)") + kInertial + R"(<pose relative_to='f'>1 0 0 0 0 0</pose></link>
+      <model name='inner'>
+        <pose relative_to='base'>0 1 0 0 0 0</pose>
+        <link name='l'>)" + kInertial + R"(<pose>0 0 0.5 0 0 0</pose>
+          <collision name='c'><pose>0.1 0 0 0 0 0</pose><geometry><box><size>1 2 3</size></box></geometry></collision>
+          <sensor name='imu' type='imu'><pose>0 0 0.2 0 0 0</pose><update_rate>100</update_rate></sensor>
+        </link>
+      </model>
+      <joint name='j' type='revolute'><parent>base</parent><child>inner::l</child>
+        <pose>0 0 0.3 0 0 0</pose><axis><xyz>0 0 1</xyz><limit><lower>-1</lower><upper>1</upper></limit></axis></joint>
+    </model>)"));
+  EXPECT_EQ(messages(l->d), "");
+  auto& r = l->reg;
+  const auto outer = r.find_scoped("w::outer");
+  const auto base = r.find_scoped("w::outer::base");
+  const auto inner = r.find_scoped("w::outer::inner");
+  const auto link = r.find_scoped("w::outer::inner::l");
+  const auto col = r.find_scoped("w::outer::inner::l::c");
+  const auto imu = r.find_scoped("w::outer::inner::l::imu");
+  const auto joint = r.find_scoped("w::outer::j");
+  ASSERT_NE(outer, ecs::kNullEntity);
+  ASSERT_NE(col, ecs::kNullEntity);
+  ASSERT_NE(joint, ecs::kNullEntity);
+  const Pose3d X_WO(1, 2, 3, 0, 0, 1.5707963267948966);
+  const Pose3d X_OB = Pose3d(0, 0, 1, 0, 0, 0) * Pose3d(1, 0, 0, 0, 0, 0);  // via frame f
+  const Pose3d X_OI = X_OB * Pose3d(0, 1, 0, 0, 0, 0);
+  const Pose3d X_IL(0, 0, 0.5, 0, 0, 0);
+  expect_pose_near(r.get<c::Pose>(base).value, X_OB);
+  expect_pose_near(r.get<c::Pose>(inner).value, X_OI);
+  expect_pose_near(r.get<c::Pose>(link).value, X_IL);
+  expect_pose_near(r.get<c::WorldPose>(link).value, X_WO * X_OI * X_IL);
+  expect_pose_near(r.get<c::WorldPose>(col).value, X_WO * X_OI * X_IL * Pose3d(0.1, 0, 0, 0, 0, 0));
+  expect_pose_near(r.get<c::WorldPose>(imu).value, X_WO * X_OI * X_IL * Pose3d(0, 0, 0.2, 0, 0, 0));
+  // Joint pose is relative to its child link in SDF; Kestrel stores it relative to the model.
+  expect_pose_near(r.get<c::Pose>(joint).value, X_OI * X_IL * Pose3d(0, 0, 0.3, 0, 0, 0));
+  const auto& jd = r.get<c::JointData>(joint);
+  EXPECT_EQ(jd.type, c::JointType::kRevolute);
+  EXPECT_EQ(jd.parent, base);
+  EXPECT_EQ(jd.child, link);
+  EXPECT_EQ(jd.axis.lower, -1);
+  EXPECT_EQ(std::get<c::BoxShape>(r.get<c::Geometry>(col).shape).size,
+            ignition::math::Vector3d(1, 2, 3));
+  EXPECT_EQ(r.get<c::Sensor>(imu).type, "imu");
+  EXPECT_EQ(r.get<c::Sensor>(imu).update_rate, 100);
+  EXPECT_EQ(r.get<c::SourceLocation>(col).file, "test.sdf");
+  EXPECT_GT(r.get<c::SourceLocation>(col).line, 1);
+  EXPECT_EQ(r.parent(link), inner);
+  EXPECT_EQ(l->d.counts.models, 2u);
+  EXPECT_EQ(l->d.counts.links, 2u);
+  EXPECT_EQ(l->d.counts.frames, 1u);
+}
+
+TEST(WorldLoader, InertiaProblemsAreErrorsNamingTheLink) {
+  auto l = load(world(R"(
+    <model name='m'>
+      <link name='none'/>
+      <link name='zero'><inertial><mass>0</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial></link>
+      <link name='nan'><inertial><mass>1</mass><inertia><ixx>nan</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial></link>
+      <link name='tri'><inertial><mass>1</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>3</izz></inertia></inertial></link>
+      <link name='neg'><inertial><mass>1</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>-1</izz></inertia></inertial></link>
+    </model>)"));
+  const std::string m = messages(l->d);
+  EXPECT_THAT(m, HasSubstr("link 'none' has no <inertial>"));
+  EXPECT_THAT(m, HasSubstr("link 'zero' has mass 0"));
+  EXPECT_THAT(m, HasSubstr("test.sdf:5: [w::m::nan] <ixx> expected a finite number, found 'nan'"));
+  EXPECT_THAT(m, HasSubstr("link 'tri' violates the triangle inequality"));
+  EXPECT_THAT(m, HasSubstr("link 'neg' is not positive definite"));
+  EXPECT_EQ(l->d.findings.count(Severity::kError), 5u) << m;
+}
+
+TEST(WorldLoader, StaticModelsNeedNoInertial) {
+  auto l = load(world("<model name='g'><static>true</static><link name='l'/></model>"));
+  EXPECT_EQ(messages(l->d), "");
+  EXPECT_TRUE(l->reg.get<c::Static>(l->reg.find_scoped("w::g")).value);
+}
+
+TEST(WorldLoader, JointToMissingLinkIsAnError) {
+  auto l = load(world(std::string("<model name='m'><link name='a'>") + kInertial +
+                      "</link><joint name='j' type='fixed'><parent>a</parent><child>b</child>"
+                      "</joint></model>"));
+  EXPECT_THAT(messages(l->d), HasSubstr("child link 'b' does not exist in model 'm'"));
+}
+
+TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {
+  auto l = load(world(std::string(R"(<model name='m'><link name='a'>)") + kInertial +
+                      R"(<velocity_decay/><sensor name='s' type='logical_camera'/></link>
+      </model><model name='d'><link name='a'>)" + kInertial + R"(</link><link name='a'>)" +
+                      kInertial + R"(</link></model>
+      <model name='p'><static>1</static><link name='l'><sensor name='x' type='imu'>
+        <topic>__default__</topic></sensor></link></model>)"));
+  const std::string m = messages(l->d);
+  EXPECT_THAT(m, HasSubstr("test.sdf:2: [w::m::a] unsupported element <velocity_decay>"));
+  EXPECT_THAT(m, HasSubstr("sensor type 'logical_camera' is not supported"));
+  EXPECT_THAT(m, HasSubstr("duplicate name 'a'"));
+  EXPECT_THAT(m, HasSubstr("placeholder value '__default__'"));
+}
+
+TEST(WorldLoader, UnreadableInputThrows) {
+  ecs::Registry reg;
+  const auto w = reg.create();
+  EXPECT_THROW(load_world_string("", reg, w), UnreadableWorld);
+  EXPECT_THROW(load_world_string("<sdf><world name='x'>", reg, w), UnreadableWorld);
+  EXPECT_THROW(load_world_string("<sdf version='1.9'><model name='m'><link name='l'/></model></sdf>",
+                                 reg, w),
+               UnreadableWorld);
+  EXPECT_THROW(load_world_file("/nonexistent/world.sdf", reg, w), UnreadableWorld);
+  try {
+    load_world_file("/nonexistent/world.sdf", reg, w);
+  } catch (const UnreadableWorld& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/nonexistent/world.sdf: file does not exist"));
+  }
+  LoadOptions small;
+  small.max_file_bytes = 10;
+  EXPECT_THROW(load_world_string(world(""), reg, w, small), UnreadableWorld);
+}
+
+class IncludeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kestrel_sdf_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "models" / "box");
+    write(dir_ / "models" / "box" / "model.config",
+          "<?xml version='1.0'?><model><name>box</name><sdf version='1.9'>box.sdf</sdf></model>");
+    write(dir_ / "models" / "box" / "box.sdf",
+          std::string("<?xml version='1.0'?><sdf version='1.9'><model name='box'>"
+                      "<link name='l'><pose>0 0 1 0 0 0</pose>") +
+              kInertial + "</link><plugin filename='p' name='n'><k>1</k></plugin></model></sdf>");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
+  fs::path dir_;
+};
+
+TEST_F(IncludeTest, ModelUriResolvesOnResourcePath) {
+  write(dir_ / "w.sdf", world(R"(
+    <include><uri>model://box</uri><name>b1</name><pose>1 0 0 0 0 0</pose></include>
+    <include><uri>model://box</uri><name>b2</name><pose>2 0 0 0 0 0</pose></include>)"));
+  ecs::Registry reg;
+  const auto w = reg.create();
+  LoadOptions o;
+  o.resource_paths = {dir_ / "models"};
+  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  EXPECT_EQ(messages(d), "");
+  const auto l2 = reg.find_scoped("w::b2::l");
+  ASSERT_NE(l2, ecs::kNullEntity);
+  expect_pose_near(reg.get<c::WorldPose>(l2).value, Pose3d(2, 0, 1, 0, 0, 0));
+  EXPECT_THAT(reg.get<c::SourceLocation>(l2).file, HasSubstr("box.sdf"));
+  ASSERT_EQ(d.plugins.size(), 2u);
+  EXPECT_EQ(d.plugins[0].filename, "p");
+  EXPECT_EQ(d.plugins[1].entity, reg.find_scoped("w::b2"));
+  EXPECT_EQ(d.plugins[0].config->get<int>("k"), 1);
+  EXPECT_THAT(d.plugins[0].config->where(), HasSubstr("box.sdf:2"));
+}
+
+TEST_F(IncludeTest, UnresolvedIncludeNamesEveryPathSearched) {
+  write(dir_ / "w.sdf", world("<include><uri>model://nothere</uri></include>"));
+  ecs::Registry reg;
+  const auto w = reg.create();
+  LoadOptions o;
+  o.resource_paths = {dir_ / "models"};
+  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  const std::string m = messages(d);
+  EXPECT_THAT(m, HasSubstr("cannot resolve <include> 'model://nothere'"));
+  EXPECT_THAT(m, HasSubstr((dir_ / "models" / "nothere").string()));
+  EXPECT_EQ(d.findings.count(Severity::kError), 1u) << m;
+}
+
+TEST_F(IncludeTest, RecursiveIncludeIsUnreadable) {
+  write(dir_ / "a.sdf", "<sdf version='1.9'><model name='a'><include><uri>b.sdf</uri></include></model></sdf>");
+  write(dir_ / "b.sdf", "<sdf version='1.9'><model name='b'><include><uri>a.sdf</uri></include></model></sdf>");
+  write(dir_ / "w.sdf", world("<include><uri>a.sdf</uri></include>"));
+  ecs::Registry reg;
+  const auto w = reg.create();
+  try {
+    load_world_file(dir_ / "w.sdf", reg, w);
+    FAIL() << "expected UnreadableWorld";
+  } catch (const UnreadableWorld& e) {
+    EXPECT_THAT(e.what(), HasSubstr("recursive <include>"));
+  }
+}
+
+TEST_F(IncludeTest, ModelCacheParsesOnce) {
+  ecs::Registry reg;
+  const auto w = reg.create();
+  reg.add<c::WorldPose>(w);
+  ModelCache cache;
+  for (int i = 0; i < 5; ++i) {
+    const auto m = cache.spawn(dir_ / "models" / "box", reg, w, "box" + std::to_string(i),
+                               Pose3d(i, 0, 0, 0, 0, 0));
+    expect_pose_near(reg.get<c::WorldPose>(reg.child_by_name(m, "l")).value,
+                     Pose3d(i, 0, 1, 0, 0, 0));
+  }
+  EXPECT_EQ(cache.parse_count(), 1u);
+  EXPECT_THROW(cache.spawn(dir_ / "models" / "box", reg, w, "box0", Pose3d()), Error);
+}
+
+}  // namespace
+}  // namespace kestrel::sdf

@@ -1,0 +1,18 @@
+// The one explicit list of systems compiled into Kestrel. Add a system here (one line) when it
+// exists; keep the order stable (it is the order `kestrel check` lists them in).
+
+#include "kestrel/systems/builtin.h"
+
+#include "kestrel/physics/physics.h"
+
+namespace kestrel::systems {
+
+std::span<const BuiltinSystem> builtin_systems() {
+  static const BuiltinSystem kSystems[] = {
+      // name       factory                          default  serves sensors
+      {"Physics", &physics::make_physics_system, true, ""},
+  };
+  return kSystems;
+}
+
+}  // namespace kestrel::systems
