@@ -77,7 +77,10 @@ ecs::Entity TestWorld::joint(ecs::Entity model, const std::string& name, c::Join
   jd.parent_name = parent_link == ecs::kNullEntity ? "world" : reg.get<c::Name>(parent_link).value;
   jd.child_name = reg.get<c::Name>(child_link).value;
   jd.axis = axis;
-  if (type == c::JointType::kUniversal) jd.axis2 = c::JointAxisData{};
+  if (type == c::JointType::kUniversal) {
+    jd.axis2 = c::JointAxisData{};
+    jd.axis2->xyz = {0, 1, 0};
+  }
   reg.add<c::JointData>(e, jd);
   return e;
 }

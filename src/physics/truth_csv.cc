@@ -25,7 +25,7 @@ class TruthCsv final : public System,
       throw Error(fmt::format("--truth-rate must be a finite number >= 0 [Hz], found {}",
                               o.rate_hz));
     }
-    if (o.rate_hz > 0) period_ = from_seconds(1.0 / o.rate_hz);
+    if (o.rate_hz > 0) period_ = next_ = from_seconds(1.0 / o.rate_hz);
     file_ = std::fopen(o.path.c_str(), "w");
     if (!file_) throw Error(o.path, "cannot open the truth CSV file for writing");
     std::fputs("sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz\n", file_);
@@ -67,7 +67,7 @@ class TruthCsv final : public System,
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override {
-    next_ = Duration{0};
+    next_ = period_;
     models_dirty_ = true;
     std::fflush(file_);
   }
