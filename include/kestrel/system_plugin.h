@@ -11,29 +11,11 @@
 /// `name` picks the system in it by the alias given to KESTREL_ADD_SYSTEM.
 /// The library stays loaded until the process exits (systems may outlive any one Runner).
 
-#include <memory>
-
 #include <ignition/plugin/Register.hh>
 
-#include "kestrel/system.h"
+#include "kestrel/system_factory.h"
 
-namespace kestrel {
 
-/// What an external library exports: a factory of system instances.
-class SystemFactory {
- public:
-  virtual ~SystemFactory() = default;
-  virtual std::unique_ptr<System> create() const = 0;
-};
-
-/// The factory KESTREL_ADD_SYSTEM registers for system class T.
-template <class T>
-class SystemFactoryFor : public SystemFactory {
- public:
-  std::unique_ptr<System> create() const override { return std::make_unique<T>(); }
-};
-
-}  // namespace kestrel
 
 /// Registers `SystemClass` under the alias `name` (the `<plugin name=...>` that selects it).
 #define KESTREL_ADD_SYSTEM(SystemClass, name)                                          \

@@ -79,7 +79,8 @@ std::string Sources::display(const std::string& file) const {
 }
 
 std::shared_ptr<const Element> Sources::find(const std::string& file, int line,
-                                             const std::string& name) const {
+                                             const std::string& name,
+                                             const std::string& name_attr) const {
   auto it = files_.find(key_of(file));
   if (it == files_.end()) {
     // In-memory worlds: libsdformat reports no file; there is only one string source.
@@ -87,8 +88,14 @@ std::shared_ptr<const Element> Sources::find(const std::string& file, int line,
     it = files_.find(order_.front());
     if (it == files_.end()) return nullptr;
   }
-  auto m = it->second.by_line.find({line, name});
-  return m == it->second.by_line.end() ? nullptr : m->second;
+  auto [b, e] = it->second.by_line.equal_range({line, name});
+  if (b == e) return nullptr;
+  if (!name_attr.empty()) {
+    for (auto m = b; m != e; ++m) {
+      if (m->second->attribute("name").value_or("") == name_attr) return m->second;
+    }
+  }
+  return b->second;
 }
 
 void Sources::add_world_file(const fs::path& path, Findings& findings) {

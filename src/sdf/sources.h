@@ -30,8 +30,9 @@ class Sources {
 
   /// The kestrel::Element at `file`:`line` named `name`, or nullptr. `file` as libsdformat
   /// reports it (any spelling of the path).
-  std::shared_ptr<const Element> find(const std::string& file, int line,
-                                      const std::string& name) const;
+  /// `name_attr`, if not empty, picks among elements on the same line by their name attribute.
+  std::shared_ptr<const Element> find(const std::string& file, int line, const std::string& name,
+                                      const std::string& name_attr = {}) const;
   /// The name to show for a file in findings (the world path as the user gave it, or the
   /// canonical path of an included file).
   std::string display(const std::string& file) const;

@@ -119,7 +119,9 @@ Walker::Loc Walker::loc(const ::sdf::ElementPtr& e) const {
 
 std::shared_ptr<const Element> Walker::original(const ::sdf::ElementPtr& e) const {
   if (!e || !e->LineNumber()) return nullptr;
-  return src_.find(e->FilePath(), *e->LineNumber(), e->GetName());
+  std::string name_attr;
+  if (e->HasAttribute("name")) name_attr = e->Get<std::string>("name");
+  return src_.find(e->FilePath(), *e->LineNumber(), e->GetName(), name_attr);
 }
 
 namespace {

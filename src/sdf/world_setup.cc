@@ -8,7 +8,7 @@
 #include <set>
 
 #include "kestrel/components/model.h"
-#include "kestrel/system_plugin.h"
+#include "kestrel/system_factory.h"
 #include "resource.h"
 
 namespace kestrel::sdf {
