@@ -312,10 +312,14 @@ WorldSetup load_world_into_runner(const fs::path& world_file, sim::Runner& runne
                                          (n == 1 ? "" : "s") + " (run `kestrel check " +
                                          world_file.string() + "` for details):" + errors);
   }
+  // Before configure, so systems and the first step already see the world's settings.
+  auto run_options = runner.options();
+  run_options.world_name = setup.description.name;
   if (options.apply_physics && setup.description.physics_declared) {
-    runner.set_step_size(setup.description.physics.max_step_size);
-    runner.set_real_time_factor(setup.description.physics.real_time_factor);
+    run_options.step_size = setup.description.physics.max_step_size;
+    run_options.real_time_factor = setup.description.physics.real_time_factor;
   }
+  runner.set_options(run_options);
   for (auto& s : planned) {
     setup.systems.push_back({s.name, s.source, s.origin});
     runner.add_system(std::move(s.system), s.entity, s.config, s.name, s.origin);

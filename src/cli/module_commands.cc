@@ -1,0 +1,66 @@
+// Subcommands contributed by modules, registered in one explicit list.
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "kestrel/physics/physics.h"
+#include "kestrel/sdf/check.h"
+#include "kestrel/sdf/world_setup.h"
+
+namespace kestrel::cli {
+namespace {
+
+void add_check(CLI::App& app, std::function<int()>& selected) {
+  auto o = std::make_shared<sdf::CheckOptions>();
+  auto* cmd = app.add_subcommand(
+      "check", "Load a world without running it and report every problem found (exit 0: no "
+               "errors, 1: errors, 2: the file cannot be read or parsed).");
+  cmd->add_option("world", o->world, "SDF world file")->required();
+  cmd->add_flag("--strict", o->strict, "Warnings count as errors");
+  cmd->add_flag("--json", o->json, "Findings as one JSON array on stdout");
+  cmd->callback([&selected, o] {
+    selected = [o] {
+      o->resolve.strict = o->strict;
+      return sdf::run_check_command(*o, std::cout, std::cerr);
+    };
+  });
+}
+
+struct ExportArgs {
+  std::string world, output;
+};
+
+void add_export_mjcf(CLI::App& app, std::function<int()>& selected) {
+  auto a = std::make_shared<ExportArgs>();
+  auto* cmd = app.add_subcommand("export-mjcf",
+                                 "Write the MuJoCo model (MJCF) Kestrel simulates for a world.");
+  cmd->add_option("world", a->world, "SDF world file")->required();
+  cmd->add_option("-o,--output", a->output, "Output file (default: stdout)");
+  cmd->callback([&selected, a] {
+    selected = [a] {
+      sim::Runner runner(sim::Runner::Options{});
+      try {
+        sdf::load_world_into_runner(a->world, runner);
+      } catch (const sdf::UnreadableWorld& e) {
+        throw UsageError(e.what());
+      }
+      const std::string xml = physics::export_mjcf(runner.registry(), runner.world());
+      if (a->output.empty()) {
+        std::cout << xml;
+        return 0;
+      }
+      std::ofstream f(a->output, std::ios::binary | std::ios::trunc);
+      if (!(f << xml) || !f.flush()) throw UsageError("cannot write " + a->output);
+      return 0;
+    };
+  });
+}
+
+}  // namespace
+
+void add_module_commands(CLI::App& app, std::function<int()>& selected) {
+  add_check(app, selected);
+  add_export_mjcf(app, selected);
+}
+
+}  // namespace kestrel::cli

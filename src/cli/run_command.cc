@@ -1,0 +1,152 @@
+// `kestrel run WORLD.sdf`: load a world and run it headless.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/world.h"
+#include "kestrel/components/model.h"
+#include "kestrel/sim/server.h"
+
+namespace kestrel::cli {
+namespace {
+
+struct RunArgs {
+  std::string world;
+  std::optional<std::uint64_t> iterations;
+  std::optional<double> duration;
+  std::optional<double> rtf;
+  bool paused = false;
+  std::uint64_t seed = 0;
+  bool quiet = false;
+  bool strict = false;
+  std::string truth_csv;
+  double truth_rate = 0;
+  bool no_transport = false;
+};
+
+// A one-line live status on a terminal, refreshed a few times a second from its own thread.
+class StatusLine {
+ public:
+  StatusLine(const sim::Runner& runner, bool enabled) : runner_(runner) {
+    if (!enabled) return;
+    thread_ = std::thread([this] {
+      std::unique_lock lock(m_);
+      while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [&] { return done_; })) print();
+    });
+  }
+  ~StatusLine() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  void print() {
+    const auto s = runner_.stats();
+    std::fprintf(stderr, "\r\033[Ksim %10.3f s  RTF %7.2f  %9.0f it/s  %s", to_seconds(s.sim_time),
+                 s.rtf, s.iterations_per_s, s.paused ? "[paused]" : "");
+    std::fflush(stderr);
+  }
+  const sim::Runner& runner_;
+  std::thread thread_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
+int run(const RunArgs& a) {
+  WorldSettings ws;
+  ws.path = a.world;
+  ws.seed = a.seed;
+  ws.paused = a.paused;
+  ws.rtf = a.rtf;
+  ws.strict = a.strict;
+  ws.quiet = a.quiet;
+  ws.truth_csv = a.truth_csv;
+  ws.truth_rate_hz = a.truth_rate;
+  auto runner = load_world(ws);
+  sim::Runner& r = *runner;
+
+  sim::Server server;
+  server.add(std::move(runner));
+  server.install_signal_stop();
+
+  sim::Server::Limits limits;
+  limits.max_iterations = a.iterations;
+  if (a.duration) limits.max_sim_time = from_seconds(*a.duration);
+
+  if (!a.quiet) {
+    std::size_t models = 0;
+    r.registry().each<components::Model>([&](ecs::Entity, const components::Model&) { ++models; });
+    std::printf("kestrel: world '%s': %zu models, %zu systems, step %.6g s, RTF %s\n",
+                 r.options().world_name.c_str(), models, r.systems().size(),
+                 to_seconds(r.options().step_size),
+                 r.options().real_time_factor == 0
+                     ? "max"
+                     : std::to_string(r.options().real_time_factor).c_str());
+    std::fflush(stdout);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    StatusLine status(r, !a.quiet && isatty(STDERR_FILENO));
+    server.run(limits);
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto info = r.info();
+  const double sim = to_seconds(info.sim_time);
+  if (!a.quiet) {
+    std::printf("kestrel: %s after %llu iterations: sim time %.3f s, wall time %.3f s, RTF %.2f, "
+                "%.0f iterations/s%s\n",
+                server.signal_received() ? "stopped by signal" : "finished",
+                static_cast<unsigned long long>(info.iterations), sim, wall,
+                wall > 0 ? sim / wall : 0.0, wall > 0 ? info.iterations / wall : 0.0,
+                r.registry().count<components::Model>() ? "" : " (empty world)");
+    print_world_summary(r);
+    if (!a.truth_csv.empty()) std::printf("  ground truth written to %s\n", a.truth_csv.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, std::function<int()>& selected) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Load an SDF world and run it headless.");
+  cmd->add_option("world", args->world, "SDF world file")->required();
+  auto* it = cmd->add_option("--iterations", args->iterations, "Stop after N steps")
+                 ->check(CLI::PositiveNumber);
+  auto* du = cmd->add_option("--duration", args->duration, "Stop after SEC seconds of sim time")
+                 ->check(CLI::PositiveNumber);
+  it->excludes(du);
+  cmd->add_option("--rtf", args->rtf,
+                  "Real-time factor (0 = as fast as possible); default: the world's <physics>")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--paused", args->paused, "Start paused (resume through world control)");
+  cmd->add_option("--seed", args->seed, "World seed for every noise stream (default 0)");
+  cmd->add_flag("--quiet", args->quiet, "No status line and no summary");
+  cmd->add_flag("--strict", args->strict, "Treat warnings (e.g. unresolved plugins) as errors");
+  auto* csv = cmd->add_option("--truth-csv", args->truth_csv,
+                              "Write ground truth (pose, velocities of every model) to FILE");
+  cmd->add_option("--truth-rate", args->truth_rate,
+                  "Ground-truth samples per second of sim time (default: every step)")
+      ->check(CLI::PositiveNumber)
+      ->needs(csv);
+  cmd->add_flag("--no-transport", args->no_transport,
+                "Run without topics and services (Kestrel has no transport yet: accepted)");
+  cmd->callback([&selected, args] { selected = [args] { return run(*args); }; });
+}
+
+}  // namespace kestrel::cli

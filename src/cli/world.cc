@@ -1,0 +1,59 @@
+#include "cli/world.h"
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "kestrel/components/model.h"
+#include "kestrel/physics/truth_csv.h"
+#include "kestrel/sdf/world_setup.h"
+
+namespace kestrel::cli {
+
+std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
+  sim::Runner::Options opts;
+  opts.seed = s.seed;
+  opts.paused = s.paused;
+  auto runner = std::make_unique<sim::Runner>(opts);
+  sdf::WorldSetupOptions setup;
+  setup.strict = s.strict;
+  setup.resolve.strict = s.strict;
+  sdf::WorldSetup result;
+  try {
+    result = sdf::load_world_into_runner(s.path, *runner, setup);
+  } catch (const sdf::UnreadableWorld& e) {
+    throw UsageError(e.what());
+  }
+  if (!s.quiet) {
+    for (const auto& f : result.findings.items()) {
+      std::fprintf(stderr, "%s\n", sdf::format_finding(f).c_str());
+    }
+  }
+  if (s.rtf || s.paused) {
+    auto o = runner->options();
+    if (s.rtf) o.real_time_factor = *s.rtf;
+    o.paused = s.paused;
+    runner->set_options(o);
+  }
+  if (!s.truth_csv.empty()) {
+    physics::TruthCsvOptions t;
+    t.path = s.truth_csv;
+    t.rate_hz = s.truth_rate_hz;
+    runner->add_system(physics::make_truth_csv_system(t), runner->world(), nullptr,
+                       "kestrel::systems::TruthCsv", "--truth-csv");
+  }
+  runner->configure();
+  return runner;
+}
+
+void print_world_summary(const sim::Runner& runner) {
+  const auto& reg = runner.registry();
+  reg.each<components::Model, components::WorldPose>(
+      [&](ecs::Entity e, const components::Model&, const components::WorldPose& wp) {
+        if (reg.parent(e) != runner.world()) return;  // top-level models only
+        const auto& p = wp.value.Pos();
+        std::printf("  %-32s at (%.3f, %.3f, %.3f) m\n", reg.scoped_name(e).c_str(), p.X(), p.Y(),
+                    p.Z());
+      });
+}
+
+}  // namespace kestrel::cli

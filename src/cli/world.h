@@ -1,0 +1,31 @@
+#pragma once
+// Loading a world file into a configured Runner, shared by the CLI commands.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kestrel/sim/runner.h"
+
+namespace kestrel::cli {
+
+struct WorldSettings {
+  std::filesystem::path path;
+  std::uint64_t seed = 0;
+  bool paused = false;
+  std::optional<double> rtf;  ///< overrides the world's <physics><real_time_factor>
+  bool strict = false;        ///< warnings are errors
+  bool quiet = false;         ///< do not print warnings
+  std::string truth_csv;      ///< ground-truth CSV path (empty: none)
+  double truth_rate_hz = 0;   ///< CSV samples per second of sim time (0: every step)
+};
+
+/// Loads the world, adds its systems and configures the runner. Prints warnings to stderr.
+/// @throws UsageError if the file cannot be read or parsed; Error if the world has errors.
+std::unique_ptr<sim::Runner> load_world(const WorldSettings& settings);
+
+/// Prints what the world holds at the end of a run (models and their world poses).
+void print_world_summary(const sim::Runner& runner);
+
+}  // namespace kestrel::cli

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `kestrel` command: exit codes, messages, summary.
+# Usage: test/cli_test.sh KESTREL_BINARY SOURCE_DIR
+set -uo pipefail
+kestrel=$1
+src=$2
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect CODE NAME CMD... : runs CMD, checks its exit code; output in $tmp/out, $tmp/err.
+expect() {
+  local code=$1 name=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$code" ]; then
+    echo "FAIL: $name: exit $got, expected $code"; sed 's/^/  stderr: /' "$tmp/err"; fails=$((fails+1))
+  else
+    echo "ok: $name"
+  fi
+}
+contains() {  # contains NAME FILE TEXT
+  if ! grep -qF -- "$3" "$2"; then
+    echo "FAIL: $1: '$3' not in output"; sed 's/^/  | /' "$2"; fails=$((fails+1))
+  fi
+}
+
+expect 0 "help" "$kestrel" --help
+contains "help lists run" "$tmp/out" "run"
+expect 0 "run help" "$kestrel" run --help
+for flag in --iterations --duration --rtf --paused --seed --quiet; do
+  contains "run help describes $flag" "$tmp/out" "$flag"
+done
+expect 2 "no subcommand" "$kestrel"
+expect 2 "unknown flag" "$kestrel" run "$src/worlds/demo.sdf" --bogus
+expect 2 "conflicting limits" "$kestrel" run "$src/worlds/demo.sdf" --iterations 5 --duration 1
+expect 2 "negative rtf" "$kestrel" run "$src/worlds/demo.sdf" --rtf -1
+expect 2 "missing world file" "$kestrel" run "$tmp/nope.sdf"
+contains "missing file named" "$tmp/err" "nope.sdf"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "FAIL: usage errors are one line"; fails=$((fails+1)); }
+printf '<sdf version="1.9"><world name="w">' >"$tmp/bad.sdf"
+expect 2 "malformed world" "$kestrel" run "$tmp/bad.sdf"
+
+expect 0 "demo runs" "$kestrel" run "$src/worlds/demo.sdf" --iterations 200 --rtf 0
+contains "summary" "$tmp/out" "finished after 200 iterations: sim time 0.200 s"
+contains "models listed" "$tmp/out" "demo::box"
+expect 0 "quiet" "$kestrel" run "$src/worlds/demo.sdf" --iterations 10 --quiet
+[ ! -s "$tmp/out" ] || { echo "FAIL: --quiet printed output"; fails=$((fails+1)); }
+
+# SIGINT stops a real-time run cleanly with exit 0 and a summary.
+"$kestrel" run "$src/worlds/demo.sdf" --rtf 1 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+code=$?
+[ "$code" -eq 0 ] || { echo "FAIL: SIGINT exit $code"; fails=$((fails+1)); }
+contains "stopped by signal" "$tmp/out" "stopped by signal"
+
+if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
+echo "all CLI checks passed"
