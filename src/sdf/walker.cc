@@ -358,19 +358,21 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
   const auto orig = original(el);
   unsupported_children(orig.get(),
                        {"pose", "inertial", "collision", "visual", "sensor", "light", "gravity",
-                        "kinematic", "enable_wind"},
+                        "kinematic", "enable_wind", "self_collide"},
                        e);
-  bool gravity = true, kinematic = false;
+  bool gravity = true, kinematic = false, self_collide = false;
   try {
     if (orig) {
       gravity = orig->get_or<bool>("gravity", true);
       kinematic = orig->get_or<bool>("kinematic", false);
+      self_collide = orig->get_or<bool>("self_collide", false);
     }
   } catch (const Error& err) {
     error(loc(el), e, bare(err));
   }
   reg_.add<c::LinkGravity>(e, gravity);
   reg_.add<c::Kinematic>(e, kinematic);
+  if (self_collide) reg_.add<c::SelfCollide>(e, true);  // link-level override of the model's
   reg_.add<c::EnableWind>(e, l.EnableWind() || model_wind);
   check_inertial(orig.get(), l, e, is_static);
 
@@ -461,9 +463,10 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
   reg_.add<c::Inertial>(e, inertial);
   if (is_static) return;  // static links never move: their mass is not used
   if (!in) {
-    error(where, e,
-          "link '" + l.Name() + "' has no <inertial>: SDF would silently give it 1 kg and unit "
-          "inertia; write its <mass> and <inertia> (or make the model <static>)");
+    warning(where, e,
+            "link '" + l.Name() + "' has no <inertial>: Kestrel uses SDF's default of 1 kg and "
+            "unit inertia [kg·m²], which is rarely right; write its <mass> and <inertia> (or "
+            "make the model <static>)");
     return;
   }
   unsupported_children(in, {"mass", "pose", "inertia"}, e);
@@ -471,7 +474,8 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
   try {
     const double mass = in->get_or<double>("mass", 1.0);
     if (!in->has("mass")) {
-      error(il, e, "<inertial> of link '" + l.Name() + "' has no <mass> (SDF default 1 kg)");
+      warning(il, e, "<inertial> of link '" + l.Name() + "' has no <mass>: Kestrel uses SDF's "
+                     "default of 1 kg; write it");
     } else if (!std::isfinite(mass) || mass <= 0) {
       error(il, e, "link '" + l.Name() + "' has mass " + std::to_string(mass) +
                        " kg; expected a finite mass > 0");
@@ -481,7 +485,8 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
     }
     const Element* I = in->child("inertia");
     if (!I) {
-      error(il, e, "<inertial> of link '" + l.Name() + "' has no <inertia>");
+      warning(il, e, "<inertial> of link '" + l.Name() + "' has no <inertia>: Kestrel uses "
+                     "SDF's default of unit inertia (1 kg·m² about each axis); write it");
       return;
     }
     unsupported_children(I, {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}, e);
@@ -583,7 +588,8 @@ void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM)
   data.thread_pitch = j.ThreadPitch();
   reg_.add<c::JointData>(e, data);
   const Pose3d X_WJ = X_WM * X_MJ;
-  for (uint64_t i = 0; i < j.SensorCount(); ++i) sensor(*j.SensorByIndex(i), e, X_WJ, j.Name());
+    // libsdformat 12 gives joint sensors no pose graph of their own: "" = the joint frame.
+  for (uint64_t i = 0; i < j.SensorCount(); ++i) sensor(*j.SensorByIndex(i), e, X_WJ, "");
 }
 
 // ---- sensors and lights ----------------------------------------------------------------------
@@ -591,7 +597,11 @@ void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM)
 void Walker::sensor(const ::sdf::Sensor& s, ecs::Entity parent, const Pose3d& X_WP,
                     const std::string& relative_to) {
   const auto el = s.Element();
-  const Pose3d X = resolve(s.SemanticPose(), relative_to, el, "sensor '" + s.Name() + "'");
+  // Joint sensors (relative_to "") have no pose graph in libsdformat 12: without an explicit
+  // relative_to their raw pose is already in the joint frame.
+  const bool raw = relative_to.empty() && s.PoseRelativeTo().empty();
+  const Pose3d X = raw ? s.RawPose()
+                       : resolve(s.SemanticPose(), relative_to, el, "sensor '" + s.Name() + "'");
   const ecs::Entity e = create(parent, s.Name(), el, X, X_WP);
   ++d_.counts.sensors;
   c::Sensor data;

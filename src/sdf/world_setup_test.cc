@@ -215,13 +215,14 @@ TEST(WorldSetup, LoadsIntoRunnerWithSystemsAndPhysics) {
 
   // A world with errors does not load.
   std::ofstream(dir / "bad.sdf") << "<sdf version='1.9'><world name='b'><model name='m'><link "
-                                    "name='l'/></model></world></sdf>";
+                                    "name='l'><inertial><mass>-1</mass></inertial></link>"
+                                    "</model></world></sdf>";
   sim::Runner r2(ropt);
   try {
     load_world_into_runner(dir / "bad.sdf", r2, o);
     FAIL() << "expected Error";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("link 'l' has no <inertial>"));
+    EXPECT_THAT(e.what(), HasSubstr("link 'l' has mass -1"));
   }
   fs::remove_all(dir);
 }
