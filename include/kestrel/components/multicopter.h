@@ -1,0 +1,200 @@
+#pragma once
+/// @file Multicopter components: rotor commands and speeds, velocity commands, battery, mission
+/// progress and injected faults (owned by src/systems/multicopter_*; see contracts.md).
+///
+/// Frames: world ENU, body FLU (the vehicle's base link frame). SI units. Rotor arrays are
+/// indexed by `actuator_number` (Gazebo's Actuators.velocity index).
+///
+/// Writers and readers:
+/// - ActuatorCommands: written by transport (Actuators on ActuatorCommandTopic), by
+///   MulticopterVelocityControl, or by a SITL bridge; read by MulticopterMotorModel.
+/// - RotorVelocities: written by MulticopterMotorModel; read by the truth CSV, transport
+///   (RotorVelocityTopic), the battery and the SITL bridges.
+/// - TwistCommand / VelocityControlEnable: written by transport or the mission layer; read by
+///   MulticopterVelocityControl.
+/// - Battery: written by the LinearBattery system; read by the motor model (empty = no thrust).
+/// - RotorFaults, SensorFault, WindGust: written by the FaultInjection system; read by the motor
+///   model (RotorFaults, WindGust) and by every sensor system (SensorFault on the sensor entity).
+
+#include <cstdint>
+#include <ignition/math/Vector3.hh>
+#include <string>
+#include <vector>
+
+#include "kestrel/core/time.h"
+#include "kestrel/ecs/entity.h"
+
+namespace kestrel::components {
+
+// ---- rotors (on the model entity) ----------------------------------------------------------
+
+/// Commanded rotor speeds [rad/s], indexed by actuator_number (ignition::msgs::Actuators
+/// `velocity`). Entries beyond the vector's size mean "no command" (0 rad/s). The sign is
+/// ignored by the motor model (the turning direction comes from its `turningDirection`).
+struct ActuatorCommands {
+  std::vector<double> velocity;  ///< [rad/s] by actuator_number
+  Duration stamp{0};             ///< sim time the command was written [ns]
+};
+
+/// The topic the model's motors listen on, resolved by the motor model at configure:
+/// "/" + robotNamespace + "/" + commandSubTopic ("/X3/gazebo/command/motor_speed"). Transport
+/// subscribes ignition::msgs::Actuators on it into ActuatorCommands.
+struct ActuatorCommandTopic {
+  std::string topic;
+};
+
+/// Actual rotor speeds [rad/s] by actuator_number, after the motor dynamics (always >= 0;
+/// the spin direction is the motor's turning direction). Written every step by the motor model.
+struct RotorVelocities {
+  std::vector<double> velocity;  ///< [rad/s] by actuator_number
+};
+
+/// Where transport publishes RotorVelocities, set by the motor model at configure.
+struct RotorVelocityTopic {
+  /// ignition::msgs::Actuators with every rotor speed (velocity by actuator_number):
+  /// "/" + robotNamespace + "/motor_speed".
+  std::string topic;
+  /// Each rotor's own `motorSpeedPubTopic` ("/X3/motor_speed/0"), by actuator_number;
+  /// ignition::msgs::Double with that rotor's speed [rad/s]. Empty string: not published.
+  std::vector<std::string> per_actuator;
+};
+
+/// Per-rotor thrust efficiency, by actuator_number: 1 = healthy, 0 = failed, in between = loss
+/// of efficiency (thrust and drag torque scale by it). Missing entries count as 1.
+struct RotorFaults {
+  std::vector<double> efficiency;
+};
+
+// ---- velocity control (on the model entity) ------------------------------------------------
+
+/// Velocity setpoint for MulticopterVelocityControl (ignition::msgs::Twist on
+/// TwistCommandTopic). `linear`: desired velocity of the base link in the body-heading frame
+/// (x forward, y left, z up, rotated by the current yaw only) [m/s]; `angular.Z()`: desired yaw
+/// rate [rad/s] (x, y ignored).
+struct TwistCommand {
+  ignition::math::Vector3d linear;   ///< [m/s], body FLU (heading frame)
+  ignition::math::Vector3d angular;  ///< [rad/s], body FLU; only z is used
+};
+
+/// "/" + robotNamespace + "/" + commandSubTopic of the velocity controller ("/X3/gazebo/
+/// command/twist"); transport subscribes ignition::msgs::Twist on it into TwistCommand.
+struct TwistCommandTopic {
+  std::string topic;
+};
+
+/// Whether MulticopterVelocityControl drives the motors (ignition::msgs::Boolean on
+/// VelocityControlEnableTopic). Disabled: it commands 0 rad/s to every rotor.
+struct VelocityControlEnable {
+  bool value = true;
+};
+
+/// "/" + robotNamespace + "/" + enableSubTopic ("/X3/enable").
+struct VelocityControlEnableTopic {
+  std::string topic;
+};
+
+// ---- battery (on the model entity) ----------------------------------------------------------
+
+/// State of a linear battery (written every step by the LinearBattery system; published as
+/// ignition::msgs::BatteryState on BatteryTopic).
+struct Battery {
+  double voltage = 0;               ///< terminal voltage under load [V]
+  double open_circuit_voltage = 0;  ///< [V], linear in state of charge
+  double current = 0;               ///< drawn current [A], >= 0 when discharging
+  double charge = 0;                ///< remaining charge [A·h]
+  double capacity = 0;              ///< full charge [A·h]
+  double percentage = 0;            ///< charge / capacity, 0..1
+  double power = 0;                 ///< electrical power drawn in the last step [W]
+  double energy_used = 0;           ///< energy drawn since start [J]
+  bool empty = false;               ///< charge reached 0: motors produce no thrust
+};
+
+/// "/model/<model>/battery/<battery_name>/state".
+struct BatteryTopic {
+  std::string topic;
+};
+
+// ---- mission (on the model entity) --------------------------------------------------------------
+
+enum class MissionPhase : std::uint8_t {
+  kIdle,       ///< not started (waiting for its start time)
+  kTakeoff,    ///< climbing to the take-off altitude
+  kWaypoint,   ///< flying to `waypoint`
+  kHold,       ///< holding at `waypoint` for its hold time
+  kLand,       ///< descending
+  kCompleted,  ///< landed after the last item
+  kFailed,     ///< could not complete (timeout, crash, battery empty); see MissionState::reason
+};
+
+/// "idle", "takeoff", "waypoint", "hold", "land", "completed", "failed".
+constexpr const char* mission_phase_name(MissionPhase p) {
+  switch (p) {
+    case MissionPhase::kIdle:
+      return "idle";
+    case MissionPhase::kTakeoff:
+      return "takeoff";
+    case MissionPhase::kWaypoint:
+      return "waypoint";
+    case MissionPhase::kHold:
+      return "hold";
+    case MissionPhase::kLand:
+      return "land";
+    case MissionPhase::kCompleted:
+      return "completed";
+    case MissionPhase::kFailed:
+      return "failed";
+  }
+  return "?";
+}
+
+/// Progress of the mission layer (MulticopterMission system), updated every step.
+struct MissionState {
+  MissionPhase phase = MissionPhase::kIdle;
+  int waypoint = -1;                ///< index of the current waypoint (-1 before the first)
+  int waypoint_count = 0;           ///< waypoints in the mission
+  ignition::math::Vector3d target;  ///< current target position, world ENU [m]
+  double distance = 0;              ///< from the base link to the target [m]
+  double tracking_error = 0;        ///< horizontal distance from the current leg's line [m]
+  double max_tracking_error = 0;    ///< max tracking_error over waypoint legs so far [m]
+  Duration started{0};              ///< sim time the vehicle took off [ns]
+  Duration finished{0};             ///< sim time it completed or failed [ns] (0 while running)
+  std::string reason;               ///< why it failed (empty otherwise)
+};
+
+/// "/model/<model>/mission/state".
+struct MissionStateTopic {
+  std::string topic;
+};
+
+// ---- faults
+// ----------------------------------------------------------------------------------------
+
+/// Injected sensor fault, on a sensor entity. Every sensor system honours it:
+/// `stopped` → no new samples (the reading's sequence stops advancing);
+/// `bias` is added to the sensor's primary vector output in its own frame and units
+/// (IMU: linear acceleration [m/s²]; magnetometer [T]; GNSS: position offset ENU [m];
+/// barometer: x = pressure [Pa]); `noise_scale` multiplies its noise standard deviations.
+struct SensorFault {
+  bool stopped = false;
+  ignition::math::Vector3d bias;
+  double noise_scale = 1.0;
+};
+
+/// Extra air velocity of a gust, world frame [m/s], on the world entity; added to
+/// components::Wind by everything that uses the air velocity (rotor drag, wind effects).
+struct WindGust {
+  ignition::math::Vector3d linear_velocity;
+};
+
+/// One fault that has been applied (FaultInjection keeps the list on the world entity).
+struct FaultEvent {
+  Duration time{0};         ///< sim time it was applied [ns]
+  std::string description;  ///< "rotor 2 of X3 efficiency 0"
+};
+
+/// Every fault applied so far, in order (on the world entity).
+struct FaultLog {
+  std::vector<FaultEvent> events;
+};
+
+}  // namespace kestrel::components
