@@ -80,6 +80,7 @@ Runner::Runner(Options options) : options_(std::move(options)) {
   world_ = registry_.create();
   registry_.add<components::Name>(world_, options_.world_name);
   registry_.add<components::World>(world_);
+  registry_.add<components::WorldSeed>(world_, options_.seed);
   paused_ = options_.paused;
   info_.dt = options_.step_size;
   if (options_.post_update_threads > 1) pool_ = std::make_unique<Pool>(options_.post_update_threads);
@@ -92,6 +93,7 @@ void Runner::set_options(Options options) {
   validate(options);
   options_ = std::move(options);
   registry_.get<components::Name>(world_).value = options_.world_name;
+  registry_.get<components::WorldSeed>(world_).value = options_.seed;
   paused_ = options_.paused;
   info_.dt = options_.step_size;
   pool_.reset();

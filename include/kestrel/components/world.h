@@ -2,6 +2,7 @@
 /// @file World-level components: what the world is and the environment it defines.
 /// Frames: world frame is ENU (x east, y north, z up), as SDF defines. SI units throughout.
 
+#include <cstdint>
 #include <string>
 
 #include <ignition/math/Vector3.hh>
@@ -12,6 +13,12 @@ namespace kestrel::components {
 
 /// Marks the world entity (the root of each world's entity tree).
 struct World {};
+
+/// The world seed (Runner::Options::seed, CLI `--seed`), on the world entity; set by the Runner.
+/// Systems derive their random streams from it and an entity's scoped name (DESIGN 7).
+struct WorldSeed {
+  std::uint64_t value = 0;
+};
 
 /// Physics settings of the world (SDF <physics>).
 struct PhysicsParams {
