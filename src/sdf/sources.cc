@@ -137,6 +137,11 @@ void Sources::scan(const std::string& key, const std::string& display, const std
                           std::string("malformed XML: ") + doc.ErrorStr());
   }
   if (!doc.RootElement()) throw UnreadableWorld(display, "no XML element found");
+  if (std::string_view(doc.RootElement()->Name()) != "sdf") {
+    throw UnreadableWorld(display + ":" + std::to_string(doc.RootElement()->GetLineNum()),
+                          std::string("expected <sdf> as the root element, found <") +
+                              doc.RootElement()->Name() + ">");
+  }
   File& file = files_[key];
   file.display = display;
   order_.push_back(key);

@@ -162,19 +162,36 @@ void sdformat_errors(const ::sdf::Errors& errors, const detail::Sources& src,
   }
 }
 
-// Errors that mean the document could not be understood at all.
-void throw_if_unusable(const ::sdf::Errors& errors, const std::string& file) {
+// Errors that mean the document could not be understood at all (bad values, unreadable
+// elements): the reason libsdformat printed to its console is the useful part.
+void throw_if_unusable(const ::sdf::Errors& errors, const std::string& file,
+                       const std::string& console) {
+  bool fatal = false;
   for (const auto& e : errors) {
     const auto c = e.Code();
-    if (c == ::sdf::ErrorCode::FILE_READ || c == ::sdf::ErrorCode::STRING_READ ||
-        c == ::sdf::ErrorCode::ELEMENT_MISSING || c == ::sdf::ErrorCode::ATTRIBUTE_MISSING ||
-        c == ::sdf::ErrorCode::ATTRIBUTE_INCORRECT_TYPE) {
-      const std::string where =
-          (e.FilePath() ? *e.FilePath() : file) +
-          (e.LineNumber() ? ":" + std::to_string(*e.LineNumber()) : std::string());
-      throw UnreadableWorld(where, e.Message());
+    fatal = fatal || c == ::sdf::ErrorCode::FILE_READ || c == ::sdf::ErrorCode::STRING_READ ||
+            c == ::sdf::ErrorCode::ATTRIBUTE_INCORRECT_TYPE;
+  }
+  if (!fatal) return;
+  std::string where = file;
+  std::string why;
+  for (const auto& e : errors) {
+    if (e.LineNumber() && where == file) {
+      where = (e.FilePath() ? *e.FilePath() : file) + ":" + std::to_string(*e.LineNumber());
     }
   }
+  static const std::regex kPrefix(R"(^\s*Error \[[^\]]*\]\s*(Unknown error\. )?)");
+  std::istringstream in(strip_ansi(console));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("Error") == std::string::npos) continue;
+    why += (why.empty() ? "" : "; ") + std::regex_replace(line, kPrefix, "");
+  }
+  for (const auto& e : errors) {
+    if (e.Code() == ::sdf::ErrorCode::FILE_READ) continue;
+    why += (why.empty() ? "" : "; ") + e.Message();
+  }
+  throw UnreadableWorld(where, "cannot parse SDF: " + (why.empty() ? errors.front().Message() : why));
 }
 
 WorldDescription load(detail::Sources& sources, bool from_file, const std::string& text_or_path,
@@ -193,7 +210,7 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
                        : root.LoadSdfString(sources.world_text(), cfg);
     console = capture.text();
   }
-  throw_if_unusable(errors, d.file);
+  throw_if_unusable(errors, d.file, console);
   if (root.WorldCount() == 0) {
     std::string why = root.Model() ? "it describes a model, not a world"
                                    : "no <world> element found";
@@ -276,7 +293,7 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
       std::lock_guard lock(sdformat_mutex());
       ConsoleCapture capture;
       const auto errors = p->root.Load(file.string(), parser_config(*p->sources, file.parent_path()));
-      throw_if_unusable(errors, file.string());
+      throw_if_unusable(errors, file.string(), capture.text());
     }
     if (!p->root.Model()) {
       throw UnreadableWorld(file.string(), "expected an SDF file with one <model>");
