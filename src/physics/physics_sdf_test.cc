@@ -1,11 +1,11 @@
 // Physics on worlds loaded from SDF: inline worlds with analytic answers, and the Gazebo corpus
 // in ../shared/worlds/gz (each world whose features MuJoCo supports runs 1000 steps).
 
-#include <cmath>
-#include <filesystem>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"

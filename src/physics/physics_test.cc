@@ -1,23 +1,24 @@
 // Analytic checks of the Physics system (MuJoCo backend) on hand-built worlds.
 
-#include <cmath>
-#include <vector>
+#include "kestrel/physics/physics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kestrel/physics/physics.h"
+#include <cmath>
+#include <vector>
+
 #include "physics/test_worlds.h"
 
 namespace kestrel::physics {
 namespace {
 
 namespace c = kestrel::components;
-using testing::TestWorld;
-using testing::link_of;
 using ignition::math::Pose3d;
 using ignition::math::Quaterniond;
 using ignition::math::Vector3d;
+using testing::link_of;
+using testing::TestWorld;
 
 constexpr double kG = 9.8;
 
@@ -52,8 +53,8 @@ TEST(Physics, PendulumSmallAnglePeriod) {
   const auto bob = w.link(model, "bob", Pose3d(0, 0, -L, 0, 0, 0), m, {Ic, Ic, Ic});
   c::JointAxisData axis;
   axis.xyz = {0, 1, 0};
-  const auto joint = w.joint(model, "hinge", c::JointType::kRevolute, ecs::kNullEntity, bob,
-                             Pose3d::Zero, axis);
+  const auto joint =
+      w.joint(model, "hinge", c::JointType::kRevolute, ecs::kNullEntity, bob, Pose3d::Zero, axis);
   w.start();
   w.r().add<c::JointPositionReset>(joint, std::vector<double>{theta0});
   const double dt = 1e-3;
@@ -94,9 +95,8 @@ TEST(Physics, BoxRestsOnGroundWithContactForceMg) {
   EXPECT_NEAR(total.Z(), m * kG, 0.01 * m * kG);
   EXPECT_NEAR(total.X(), 0, 1e-6);
   // The ground sees the reaction.
-  const auto ground_col =
-      w.r().child_by_name(w.r().child_by_name(w.r().find_scoped("test::ground"), "link"),
-                          "collision");
+  const auto ground_col = w.r().child_by_name(
+      w.r().child_by_name(w.r().find_scoped("test::ground"), "link"), "collision");
   Vector3d reaction;
   for (const auto& p : w.r().get<c::Contacts>(ground_col).points) reaction += p.force;
   EXPECT_NEAR(reaction.Z(), -total.Z(), 1e-9);
@@ -152,8 +152,8 @@ TEST(Physics, TorqueGivesAngularAccelerationInverseInertiaTimesTorque) {
   TestWorld w(Duration{1'000'000}, {0, 0, 0});
   const auto model = w.model("body", Pose3d(0, 0, 1, 0, 0, 0));
   // Centre of mass off the link origin: a pure torque must still give α = I⁻¹ τ.
-  const auto link = w.link(model, "link", Pose3d::Zero, 1.0, {0.1, 0.2, 0.3},
-                           Pose3d(0.05, 0, 0, 0, 0, 0));
+  const auto link =
+      w.link(model, "link", Pose3d::Zero, 1.0, {0.1, 0.2, 0.3}, Pose3d(0.05, 0, 0, 0, 0, 0));
   w.start();
   auto& reg = w.r();
   const Vector3d tau(0.01, 0.02, 0.03);
@@ -167,8 +167,8 @@ TEST(Physics, TorqueGivesAngularAccelerationInverseInertiaTimesTorque) {
   // A force through the link origin, off the CoM, also produces a torque about the CoM.
   TestWorld w2(Duration{1'000'000}, {0, 0, 0});
   const auto m2 = w2.model("body", Pose3d::Zero);
-  const auto l2 = w2.link(m2, "link", Pose3d::Zero, 1.0, {0.1, 0.1, 0.1},
-                          Pose3d(0.1, 0, 0, 0, 0, 0));
+  const auto l2 =
+      w2.link(m2, "link", Pose3d::Zero, 1.0, {0.1, 0.1, 0.1}, Pose3d(0.1, 0, 0, 0, 0, 0));
   w2.start();
   w2.r().add<c::ExternalWorldWrenchCmd>(l2, Vector3d(0, 1, 0), Vector3d::Zero);
   w2.step();

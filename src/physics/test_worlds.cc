@@ -96,9 +96,9 @@ ecs::Entity TestWorld::box(const std::string& name, const Vector3d& pos, const V
                            double mass, const c::Surface& s) {
   const ecs::Entity m = model(name, Pose3d(pos, ignition::math::Quaterniond::Identity));
   const double x = size.X(), y = size.Y(), z = size.Z();
-  const ecs::Entity l = link(m, "link", Pose3d::Zero, mass,
-                             {mass / 12 * (y * y + z * z), mass / 12 * (x * x + z * z),
-                              mass / 12 * (x * x + y * y)});
+  const ecs::Entity l =
+      link(m, "link", Pose3d::Zero, mass,
+           {mass / 12 * (y * y + z * z), mass / 12 * (x * x + z * z), mass / 12 * (x * x + y * y)});
   collision(l, "collision", c::Geometry{c::BoxShape{size}}, Pose3d::Zero, s);
   return m;
 }

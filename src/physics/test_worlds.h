@@ -1,11 +1,10 @@
 #pragma once
 // Hand-built worlds for physics tests (until then, and besides, SDF loading).
 
-#include <memory>
-#include <string>
-
 #include <ignition/math/Pose3.hh>
 #include <ignition/math/Vector3.hh>
+#include <memory>
+#include <string>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
@@ -37,8 +36,8 @@ struct TestWorld {
   /// A static ground plane model "ground" at z = 0.
   ecs::Entity ground(const components::Surface& s = components::Surface{});
   /// A free box model `name` with one link "link" (collision "collision") at `pos`.
-  ecs::Entity box(const std::string& name, const Vector3d& pos, const Vector3d& size,
-                  double mass, const components::Surface& s = components::Surface{});
+  ecs::Entity box(const std::string& name, const Vector3d& pos, const Vector3d& size, double mass,
+                  const components::Surface& s = components::Surface{});
 
   /// Adds the Physics system and configures the runner.
   void start();

@@ -1,9 +1,9 @@
 #include "kestrel/physics/truth_csv.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
@@ -22,8 +22,8 @@ class TruthCsv final : public System,
  public:
   explicit TruthCsv(const TruthCsvOptions& o) : options_(o) {
     if (!std::isfinite(o.rate_hz) || o.rate_hz < 0) {
-      throw Error(fmt::format("--truth-rate must be a finite number >= 0 [Hz], found {}",
-                              o.rate_hz));
+      throw Error(
+          fmt::format("--truth-rate must be a finite number >= 0 [Hz], found {}", o.rate_hz));
     }
     if (o.rate_hz > 0) period_ = next_ = from_seconds(1.0 / o.rate_hz);
     file_ = std::fopen(o.path.c_str(), "w");
@@ -58,10 +58,10 @@ class TruthCsv final : public System,
       const Vector3d v_M = v->value + w->value.Cross(X.Pos() - lp->value.Pos());
       const Vector3d w_M = X.Rot().RotateVectorReverse(w->value);
       line_.clear();
-      fmt::format_to(std::back_inserter(line_),
-                     "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ts, row.name, X.Pos().X(),
-                     X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(), X.Rot().Y(),
-                     X.Rot().Z(), v_M.X(), v_M.Y(), v_M.Z(), w_M.X(), w_M.Y(), w_M.Z());
+      fmt::format_to(std::back_inserter(line_), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                     ts, row.name, X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(),
+                     X.Rot().Y(), X.Rot().Z(), v_M.X(), v_M.Y(), v_M.Z(), w_M.X(), w_M.Y(),
+                     w_M.Z());
       std::fwrite(line_.data(), 1, line_.size(), file_);
     }
   }

@@ -1,11 +1,11 @@
 #include "kestrel/physics/truth_csv.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "kestrel/physics/physics.h"
 #include "physics/test_worlds.h"
@@ -26,8 +26,8 @@ TEST(TruthCsv, OneRowPerMovingModelPerSample) {
     testing::TestWorld w;
     w.ground();
     w.box("box", {1, 2, 10}, {0.1, 0.1, 0.1}, 1.0);
-    w.runner->add_system(make_truth_csv_system({path, 100.0}), w.world(),
-                         Element::empty("plugin"), "truth", "test");
+    w.runner->add_system(make_truth_csv_system({path, 100.0}), w.world(), Element::empty("plugin"),
+                         "truth", "test");
     w.start();
     w.step(100);  // 0.1 s at 100 Hz: samples at 0.01 .. 0.1
   }
@@ -54,8 +54,11 @@ TEST(TruthCsv, OneRowPerMovingModelPerSample) {
 
 TEST(TruthCsv, BadRateAndUnwritableFileAreErrors) {
   EXPECT_THROW(make_truth_csv_system({"/tmp/x.csv", -1}), Error);
-  EXPECT_THAT([] { make_truth_csv_system({"/nonexistent/dir/x.csv", 0}); },
-              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("/nonexistent/dir/x.csv")));
+  EXPECT_THAT(
+      [] {
+        make_truth_csv_system({"/nonexistent/dir/x.csv", 0});
+      },
+      ::testing::ThrowsMessage<Error>(::testing::HasSubstr("/nonexistent/dir/x.csv")));
 }
 
 }  // namespace

@@ -14,10 +14,9 @@
 /// Frames: "world" is ENU; "body" is the link frame (FLU for vehicles). Drake-style names in
 /// comments: v_WL_W is the velocity of the link origin Lo in world W, expressed in W.
 
-#include <vector>
-
 #include <ignition/math/Pose3.hh>
 #include <ignition/math/Vector3.hh>
+#include <vector>
 
 #include "kestrel/ecs/entity.h"
 
@@ -108,11 +107,11 @@ struct JointTransmittedWrench {
 struct ContactPoint {
   ecs::Entity other = ecs::kNullEntity;  ///< the other collision entity
   ignition::math::Vector3d position;     ///< contact point in the world frame [m]
-  ignition::math::Vector3d normal;  ///< unit normal, world frame, pointing from the other
-                                    ///< collision into this one (the push direction)
-  double depth = 0;                 ///< penetration depth [m], > 0 when overlapping
-  ignition::math::Vector3d force;   ///< force exerted ON this collision by the other, world
-                                    ///< frame [N] (normal + friction)
+  ignition::math::Vector3d normal;       ///< unit normal, world frame, pointing from the other
+                                         ///< collision into this one (the push direction)
+  double depth = 0;                      ///< penetration depth [m], > 0 when overlapping
+  ignition::math::Vector3d force;        ///< force exerted ON this collision by the other, world
+                                         ///< frame [N] (normal + friction)
 };
 
 /// All contacts of a collision found in the last step (Gazebo's ContactSensorData, as data).
@@ -121,7 +120,8 @@ struct Contacts {
   std::vector<ContactPoint> points;
 };
 
-// ---- commands ------------------------------------------------------------------------------------
+// ---- commands
+// ------------------------------------------------------------------------------------
 
 /// Wrench applied to a link in the world frame at the link origin: force [N] and torque [N·m]
 /// (torque about the link origin). Systems ADD to it within a step (thrust, drag, wind);

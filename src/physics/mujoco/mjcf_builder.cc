@@ -1,12 +1,12 @@
 #include "physics/mujoco/mjcf_builder.h"
 
+#include <fmt/format.h>
+#include <tinyxml2.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <unordered_set>
-
-#include <fmt/format.h>
-#include <tinyxml2.h>
 
 #include "kestrel/components/world.h"
 #include "physics/pose_math.h"
@@ -47,7 +47,7 @@ struct LinkInfo {
   ecs::Entity link = ecs::kNullEntity;
   ecs::Entity top_model = ecs::kNullEntity;
   ecs::Entity parent_link = ecs::kNullEntity;  // kNullEntity: the world
-  ecs::Entity joint = ecs::kNullEntity;         // joint whose child this link is
+  ecs::Entity joint = ecs::kNullEntity;        // joint whose child this link is
   bool is_static = false;
   bool self_collide = false;
   bool dynamic = false;
@@ -212,8 +212,8 @@ class Builder {
     // Which links move: free roots, links with a moving joint, and everything welded below.
     for (auto& li : links_) {
       if (li.is_static) continue;
-      if (li.parent_link == ecs::kNullEntity) li.dynamic = li.joint == ecs::kNullEntity ||
-                                                           joint_moves(li.joint);
+      if (li.parent_link == ecs::kNullEntity)
+        li.dynamic = li.joint == ecs::kNullEntity || joint_moves(li.joint);
     }
     for (std::size_t i = 0; i < links_.size(); ++i) {
       if (links_[i].parent_link == ecs::kNullEntity) propagate_dynamic(i, links_[i].dynamic);
@@ -262,13 +262,14 @@ class Builder {
     rec.X_WL = li.X_WL;
     if (auto* g = r_.try_get<c::LinkGravity>(li.link)) rec.gravity = g->value;
     if (auto* k = r_.try_get<c::Kinematic>(li.link); k && k->value) {
-      issue(Severity::kWarning, li.link,
-            "<kinematic> is not supported by the MuJoCo backend; the link is simulated dynamically");
+      issue(
+          Severity::kWarning, li.link,
+          "<kinematic> is not supported by the MuJoCo backend; the link is simulated dynamically");
     }
 
-    const bool own_dofs = li.dynamic && (li.parent_link == ecs::kNullEntity
-                                             ? li.joint == ecs::kNullEntity
-                                             : joint_moves(li.joint)) ;
+    const bool own_dofs =
+        li.dynamic &&
+        (li.parent_link == ecs::kNullEntity ? li.joint == ecs::kNullEntity : joint_moves(li.joint));
     if (li.dynamic && li.parent_link == ecs::kNullEntity && li.joint == ecs::kNullEntity) {
       rec.free_joint = name + "::free";
       auto* fj = body->InsertNewChildElement("freejoint");
@@ -284,8 +285,7 @@ class Builder {
     for (std::size_t ch : li.children) emit_body(body, ch, li.X_WL);
   }
 
-  void emit_inertial(tinyxml2::XMLElement* body, ecs::Entity link, bool own_dofs,
-                     BodyRecord& rec) {
+  void emit_inertial(tinyxml2::XMLElement* body, ecs::Entity link, bool own_dofs, BodyRecord& rec) {
     const auto* in = r_.try_get<c::Inertial>(link);
     if (!in) {
       if (own_dofs) issue(Severity::kError, link, "moving link has no Inertial (mass, inertia)");
@@ -297,7 +297,7 @@ class Builder {
             fmt::format("mass must be positive and finite for a moving link, found {}", mass));
       return;
     }
-    if (mass == 0) return;  // massless link welded to a moving parent: no contribution
+    if (mass == 0) return;             // massless link welded to a moving parent: no contribution
     const auto moi = in->value.Moi();  // about the CoM, in the link frame
     const double ixx = moi(0, 0), iyy = moi(1, 1), izz = moi(2, 2);
     const double ixy = moi(0, 1), ixz = moi(0, 2), iyz = moi(1, 2);
@@ -350,8 +350,7 @@ class Builder {
       if (limited) {
         if (!(ax.lower <= ax.upper)) {
           issue(Severity::kError, li.joint,
-                fmt::format("joint limits need lower <= upper, found {} > {}", ax.lower,
-                            ax.upper));
+                fmt::format("joint limits need lower <= upper, found {} > {}", ax.lower, ax.upper));
         }
         el->SetAttribute("limited", "true");
         el->SetAttribute("range", fmt::format("{} {}", ax.lower, ax.upper).c_str());
@@ -545,7 +544,8 @@ class Builder {
     MeshFile mf{mesh_name + ext, me.path};
     auto* asset = assets_->InsertNewChildElement("mesh");
     asset->SetAttribute("name", mesh_name.c_str());
-    asset->SetAttribute("file", options_.absolute_mesh_paths ? me.path.c_str() : mf.vfs_name.c_str());
+    asset->SetAttribute("file",
+                        options_.absolute_mesh_paths ? me.path.c_str() : mf.vfs_name.c_str());
     asset->SetAttribute("scale", vec3(me.scale).c_str());
     out_.meshes.push_back(std::move(mf));
     el->SetAttribute("type", "mesh");
@@ -685,8 +685,7 @@ void throw_on_errors(const std::vector<PhysicsIssue>& issues) {
 
 namespace kestrel::physics {
 std::string format_issue(const PhysicsIssue& issue) {
-  std::string out =
-      issue.severity == PhysicsIssue::Severity::kError ? "error: " : "warning: ";
+  std::string out = issue.severity == PhysicsIssue::Severity::kError ? "error: " : "warning: ";
   if (!issue.file.empty()) {
     out += issue.file;
     if (issue.line > 0) out += ":" + std::to_string(issue.line);

@@ -2,11 +2,10 @@
 // Registry → MJCF text (MuJoCo 2.2 has no model-building API). Does not include MuJoCo: the
 // output is XML plus the records the engine needs to map MuJoCo indices back to entities.
 
+#include <ignition/math/Pose3.hh>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <ignition/math/Pose3.hh>
 
 #include "kestrel/components/model.h"
 #include "kestrel/ecs/registry.h"
@@ -17,11 +16,11 @@ namespace kestrel::physics::mujoco {
 /// A link as a MuJoCo body.
 struct BodyRecord {
   ecs::Entity link = ecs::kNullEntity;
-  std::string name;         // MJCF body name (the link's scoped name)
-  bool dynamic = false;     // has degrees of freedom somewhere up its chain
-  std::string free_joint;   // name of its free joint, empty if not a free root
-  bool gravity = true;      // LinkGravity
-  double mass = 0;          // [kg]
+  std::string name;             // MJCF body name (the link's scoped name)
+  bool dynamic = false;         // has degrees of freedom somewhere up its chain
+  std::string free_joint;       // name of its free joint, empty if not a free root
+  bool gravity = true;          // LinkGravity
+  double mass = 0;              // [kg]
   ignition::math::Pose3d X_WL;  // reference world pose (all joints at zero)
 };
 
@@ -56,10 +55,10 @@ struct MjcfModel {
   std::vector<MeshFile> meshes;
   std::vector<BodyRecord> bodies;  // in MJCF order (parents before children)
   std::vector<JointRecord> joints;
-  std::vector<ecs::Entity> geoms;  // collision entity per geom, in MJCF order
-  std::vector<ModelRecord> models; // parents before children
+  std::vector<ecs::Entity> geoms;   // collision entity per geom, in MJCF order
+  std::vector<ModelRecord> models;  // parents before children
   std::vector<PhysicsIssue> issues;
-  bool needs_rne_post = false;     // some non-free joint exists (transmitted wrenches)
+  bool needs_rne_post = false;  // some non-free joint exists (transmitted wrenches)
 };
 
 struct BuildOptions {

@@ -12,9 +12,9 @@ namespace kestrel::physics::mujoco {
 namespace {
 
 namespace c = kestrel::components;
-using physics::testing::TestWorld;
-using physics::testing::link_of;
 using ignition::math::Pose3d;
+using physics::testing::link_of;
+using physics::testing::TestWorld;
 using ::testing::HasSubstr;
 
 std::string messages(const MjcfModel& m) {

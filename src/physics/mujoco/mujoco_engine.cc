@@ -11,6 +11,7 @@
 //   readout (t+dt)  poses, velocities, accelerations, joint positions and velocities
 // This is exactly mj_step's sequence, split so that the state Kestrel reports is consistent.
 
+#include <fmt/format.h>
 #include <mujoco/mujoco.h>
 
 #include <cmath>
@@ -21,8 +22,6 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
@@ -92,11 +91,11 @@ class EntityIndex {
 
 struct Body {
   ecs::Entity link = ecs::kNullEntity;
-  int id = -1;             // MuJoCo body id
+  int id = -1;               // MuJoCo body id
   int qadr = -1, dadr = -1;  // free joint addresses, -1 if not a free root
   bool dynamic = false;
   bool gravity = true;
-  int parent_model = -1;   // index into models (for Pose relative to the model)
+  int parent_model = -1;  // index into models (for Pose relative to the model)
 };
 
 struct Jnt {
@@ -112,8 +111,8 @@ struct Jnt {
 
 struct Mdl {
   ecs::Entity model = ecs::kNullEntity;
-  int parent = -1;      // index of the parent model, -1 = the world
-  int canonical = -1;   // MuJoCo body id, -1 if none
+  int parent = -1;     // index of the parent model, -1 = the world
+  int canonical = -1;  // MuJoCo body id, -1 if none
   Pose3d X_LM;
   bool dynamic = false;
   std::vector<int> roots;  // indices into bodies: root bodies (free or static) of this model
@@ -125,11 +124,11 @@ struct Mapping {
   std::vector<Body> bodies;
   std::vector<Jnt> joints;
   std::vector<Mdl> models;
-  std::vector<ecs::Entity> geom_entity;   // by MuJoCo geom id
-  std::vector<ecs::Entity> jnt_entity;    // by MuJoCo joint id (free joint: its link)
-  EntityIndex body_of, joint_of, model_of;  // entity → index into bodies/joints/models
+  std::vector<ecs::Entity> geom_entity;               // by MuJoCo geom id
+  std::vector<ecs::Entity> jnt_entity;                // by MuJoCo joint id (free joint: its link)
+  EntityIndex body_of, joint_of, model_of;            // entity → index into bodies/joints/models
   std::unordered_map<ecs::Entity, Pose3d> reference;  // zero-configuration world poses
-  std::vector<double> prev_vel;  // 6 per body: world linear, world angular
+  std::vector<double> prev_vel;                       // 6 per body: world linear, world angular
   bool needs_rne = false;
 };
 
@@ -282,9 +281,10 @@ class MujocoEngine final : public PhysicsEngine {
     mjModel* m = mj_loadXML("kestrel.xml", vfs.get(), err, sizeof(err));
     mj_deleteVFS(vfs.get());
     if (!m) {
-      throw Error(fmt::format("MuJoCo rejected the model Kestrel generated: {} (run "
-                              "`kestrel export-mjcf` to see it)",
-                              err));
+      throw Error(
+          fmt::format("MuJoCo rejected the model Kestrel generated: {} (run "
+                      "`kestrel export-mjcf` to see it)",
+                      err));
     }
     m_.reset(m);
     d_.reset(mj_makeData(m));
@@ -432,7 +432,8 @@ class MujocoEngine final : public PhysicsEngine {
     // Links with gravity off: cancel gravity at the centre of mass.
     for (const Body& b : map_.bodies) {
       if (b.gravity || !b.dynamic) continue;
-      for (int k = 0; k < 3; ++k) d->xfrc_applied[6 * b.id + k] -= m->body_mass[b.id] * m->opt.gravity[k];
+      for (int k = 0; k < 3; ++k)
+        d->xfrc_applied[6 * b.id + k] -= m->body_mass[b.id] * m->opt.gravity[k];
     }
     r.each<c::ExternalWorldWrenchCmd>([&](ecs::Entity e, c::ExternalWorldWrenchCmd& w) {
       const int bi = map_.body_of[e];
@@ -484,9 +485,9 @@ class MujocoEngine final : public PhysicsEngine {
     const Jnt& j = map_.joints[ji];
     const bool ball = j.type == c::JointType::kBall;
     if ((!ball && n > static_cast<std::size_t>(j.naxes)) || (ball && n > 0)) {
-      throw Error(r.describe(e), fmt::format("{} has {} values; this joint takes at most {}{}",
-                                             what, n, ball ? 0 : j.naxes,
-                                             ball ? " (ball joints are not commanded)" : ""));
+      throw Error(r.describe(e),
+                  fmt::format("{} has {} values; this joint takes at most {}{}", what, n,
+                              ball ? 0 : j.naxes, ball ? " (ball joints are not commanded)" : ""));
     }
     return j;
   }
@@ -500,8 +501,8 @@ class MujocoEngine final : public PhysicsEngine {
       if (ji < 0) throw not_simulated(r, e, "JointPositionReset", "a joint");
       const Jnt& j = map_.joints[ji];
       if (cmd.data.size() != static_cast<std::size_t>(j.nq)) {
-        throw Error(r.describe(e), fmt::format("JointPositionReset needs {} values, found {}",
-                                               j.nq, cmd.data.size()));
+        throw Error(r.describe(e), fmt::format("JointPositionReset needs {} values, found {}", j.nq,
+                                               cmd.data.size()));
       }
       std::size_t i = 0;
       for (int k = 0; k < j.naxes; ++k) {
@@ -518,8 +519,8 @@ class MujocoEngine final : public PhysicsEngine {
       if (ji < 0) throw not_simulated(r, e, "JointVelocityReset", "a joint");
       const Jnt& j = map_.joints[ji];
       if (cmd.data.size() != static_cast<std::size_t>(j.nv)) {
-        throw Error(r.describe(e), fmt::format("JointVelocityReset needs {} values, found {}",
-                                               j.nv, cmd.data.size()));
+        throw Error(r.describe(e), fmt::format("JointVelocityReset needs {} values, found {}", j.nv,
+                                               cmd.data.size()));
       }
       std::size_t i = 0;
       for (int k = 0; k < j.naxes; ++k) {
@@ -593,7 +594,8 @@ class MujocoEngine final : public PhysicsEngine {
     for (ecs::Entity e : order) {
       Pose3d X_WE;
       const std::vector<int> roots = roots_of(r, e, "LinearVelocityCmd/AngularVelocityCmd", X_WE);
-      const bool has_lin = r.has<c::LinearVelocityCmd>(e), has_ang = r.has<c::AngularVelocityCmd>(e);
+      const bool has_lin = r.has<c::LinearVelocityCmd>(e),
+                 has_ang = r.has<c::AngularVelocityCmd>(e);
       for (int bi : roots) {
         const Body& b = map_.bodies[bi];
         if (b.dadr < 0) {
@@ -686,8 +688,8 @@ class MujocoEngine final : public PhysicsEngine {
       if (all || md.dynamic) {
         if (auto* wp = r.try_get<c::WorldPose>(md.model)) wp->value = md.X_WM;
         if (auto* p = r.try_get<c::Pose>(md.model)) {
-          p->value = md.parent < 0 ? md.X_WM
-                                   : compose(inverse(map_.models[md.parent].X_WM), md.X_WM);
+          p->value =
+              md.parent < 0 ? md.X_WM : compose(inverse(map_.models[md.parent].X_WM), md.X_WM);
         }
       }
     }
@@ -705,10 +707,10 @@ class MujocoEngine final : public PhysicsEngine {
       const Vector3d v_W = Vector3d(cv[3], cv[4], cv[5]) +
                            w_W.Cross(X_WL.Pos() - v3(d->subtree_com + 3 * m_->body_rootid[id]));
       double* prev = map_.prev_vel.data() + 6 * i;
-      const Vector3d a_W = first ? Vector3d::Zero
-                                 : (v_W - Vector3d(prev[0], prev[1], prev[2])) * inv_dt;
-      const Vector3d alpha_W = first ? Vector3d::Zero
-                                     : (w_W - Vector3d(prev[3], prev[4], prev[5])) * inv_dt;
+      const Vector3d a_W =
+          first ? Vector3d::Zero : (v_W - Vector3d(prev[0], prev[1], prev[2])) * inv_dt;
+      const Vector3d alpha_W =
+          first ? Vector3d::Zero : (w_W - Vector3d(prev[3], prev[4], prev[5])) * inv_dt;
       prev[0] = v_W.X(), prev[1] = v_W.Y(), prev[2] = v_W.Z();
       prev[3] = w_W.X(), prev[4] = w_W.Y(), prev[5] = w_W.Z();
 
@@ -766,9 +768,10 @@ class MujocoEngine final : public PhysicsEngine {
           what = "(near-)singular inertia matrix: check the masses and inertias";
           break;
         case mjWARN_CONTACTFULL:
-          what = fmt::format("contact buffer full ({} contacts, sized from the world's moving "
-                             "collisions); too many simultaneous contacts",
-                             m_->nconmax);
+          what = fmt::format(
+              "contact buffer full ({} contacts, sized from the world's moving "
+              "collisions); too many simultaneous contacts",
+              m_->nconmax);
           break;
         case mjWARN_CNSTRFULL:
           what = fmt::format("constraint buffer full (njmax = {})", m_->njmax);
