@@ -4,6 +4,7 @@
 #include "kestrel/systems/builtin.h"
 
 #include "kestrel/physics/physics.h"
+#include "multicopter_motor_model/multicopter_motor_model.h"
 
 namespace kestrel::systems {
 
@@ -11,6 +12,7 @@ std::span<const BuiltinSystem> builtin_systems() {
   static const BuiltinSystem kSystems[] = {
       // name       factory                          default  serves sensors
       {"Physics", &physics::make_physics_system, true, ""},
+      {"MulticopterMotorModel", &make_multicopter_motor_model, false, ""},
   };
   return kSystems;
 }

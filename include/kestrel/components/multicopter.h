@@ -29,8 +29,9 @@ namespace kestrel::components {
 // ---- rotors (on the model entity) ----------------------------------------------------------
 
 /// Commanded rotor speeds [rad/s], indexed by actuator_number (ignition::msgs::Actuators
-/// `velocity`). Entries beyond the vector's size mean "no command" (0 rad/s). The sign is
-/// ignored by the motor model (the turning direction comes from its `turningDirection`).
+/// `velocity`). Entries beyond the vector's size mean "no command" (0 rad/s). The motor model
+/// clamps each to [0, maxRotVelocity] (the spin direction comes from its `turningDirection`);
+/// a NaN or infinite command is an error naming the model.
 struct ActuatorCommands {
   std::vector<double> velocity;  ///< [rad/s] by actuator_number
   Duration stamp{0};             ///< sim time the command was written [ns]
@@ -59,8 +60,15 @@ struct RotorVelocityTopic {
   std::vector<std::string> per_actuator;
 };
 
-/// Per-rotor thrust efficiency, by actuator_number: 1 = healthy, 0 = failed, in between = loss
-/// of efficiency (thrust and drag torque scale by it). Missing entries count as 1.
+/// Mechanical power each rotor absorbs [W] by actuator_number: drag torque × speed
+/// (momentConstant · thrust · ω). Written every step by the motor model; read by the battery.
+struct RotorShaftPower {
+  std::vector<double> watts;
+};
+
+/// Per-rotor thrust efficiency, by actuator_number: 1 = healthy, 0 = failed (the motor is
+/// unpowered and spins down), in between = loss of efficiency (thrust, and with it drag torque,
+/// scale by it). Missing entries count as 1.
 struct RotorFaults {
   std::vector<double> efficiency;
 };

@@ -1,0 +1,242 @@
+// MulticopterMotorModel: one rotor. Per step (PreUpdate, before physics):
+//   command → reference speed → aerodynamic wrench from the current speed → first-order speed
+//   update → rotor joint spin (visual) and RotorVelocities.
+// The physics is the usual rotor model (RotorS-style); see README.md for the equations.
+
+#include "multicopter_motor_model/multicopter_motor_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "common/plugin_params.h"
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/physics.h"
+#include "kestrel/components/world.h"
+
+namespace kestrel::systems {
+namespace {
+
+namespace c = kestrel::components;
+using ignition::math::Vector3d;
+
+// Gazebo's documented defaults for the optional parameters.
+constexpr double kDefaultTimeConstantUp = 1.0 / 80.0;        // [s]
+constexpr double kDefaultTimeConstantDown = 1.0 / 40.0;      // [s]
+constexpr double kDefaultMaxRotVelocity = 838.0;             // [rad/s]
+constexpr double kDefaultMotorConstant = 8.54858e-06;        // [N/(rad/s)²]
+constexpr double kDefaultMomentConstant = 0.016;             // [m]
+constexpr double kDefaultRotorDragCoefficient = 1.0e-4;      // [N/(m/s)/(rad/s)]
+constexpr double kDefaultRollingMomentCoefficient = 1.0e-6;  // [N·m/(m/s)/(rad/s)]
+constexpr double kDefaultRotorVelocitySlowdownSim = 10.0;
+constexpr const char* kDefaultCommandSubTopic = "command/motor_speed";
+// Axial inflow at which the thrust has dropped to zero (linear loss, as Gazebo's model) [m/s].
+constexpr double kThrustLossAirspeed = 25.0;
+constexpr int kMaxActuators = 64;
+
+constexpr const char* kParams =
+    "robotNamespace, jointName, linkName, actuator_number, turningDirection, timeConstantUp, "
+    "timeConstantDown, maxRotVelocity, motorConstant, momentConstant, rotorDragCoefficient, "
+    "rollingMomentCoefficient, rotorVelocitySlowdownSim, motorType, commandSubTopic, "
+    "motorSpeedPubTopic";
+
+// Which actuator numbers of a model are taken, by which joint (duplicates are an error).
+struct MotorClaims {
+  std::vector<std::string> joint_by_actuator;
+};
+
+template <class T>
+T& ensure(ecs::Registry& r, ecs::Entity e) {
+  if (T* t = r.try_get<T>(e)) return *t;
+  return r.add<T>(e);
+}
+
+class MulticopterMotorModel final : public System,
+                                    public ISystemConfigure,
+                                    public ISystemPreUpdate {
+ public:
+  int priority() const override { return priority::kPrePhysics; }
+
+  void configure(ecs::Entity entity, const Element& config, ecs::Registry& r,
+                 sim::EventBus&) override {
+    if (!r.has<c::Model>(entity)) {
+      throw Error(config.where(), "MulticopterMotorModel must be declared inside a <model>");
+    }
+    model_ = entity;
+    const auto ns = config.get<std::string>("robotNamespace");
+    const auto joint_name = config.get<std::string>("jointName");
+    const auto link_name = config.get<std::string>("linkName");
+    const int actuator = config.get<int>("actuator_number");
+    if (actuator < 0 || actuator >= kMaxActuators) {
+      throw Error(
+          config.child("actuator_number")->where(),
+          fmt::format("<actuator_number> must be in 0..{}, found {}", kMaxActuators - 1, actuator));
+    }
+    index_ = static_cast<std::size_t>(actuator);
+    const auto dir = config.get<std::string>("turningDirection");
+    if (dir == "ccw") {
+      direction_ = 1;
+    } else if (dir == "cw") {
+      direction_ = -1;
+    } else {
+      throw Error(config.child("turningDirection")->where(),
+                  fmt::format("<turningDirection> must be 'cw' or 'ccw', found '{}'", dir));
+    }
+    const auto type = config.get_or<std::string>("motorType", "velocity");
+    if (type != "velocity") {
+      throw Error(config.child("motorType")->where(),
+                  fmt::format("<motorType> '{}' is not supported: Kestrel (like Gazebo in "
+                              "practice) implements only 'velocity'",
+                              type));
+    }
+    tau_up_ = get_positive_or(config, "timeConstantUp", kDefaultTimeConstantUp);
+    tau_down_ = get_positive_or(config, "timeConstantDown", kDefaultTimeConstantDown);
+    max_speed_ = get_positive_or(config, "maxRotVelocity", kDefaultMaxRotVelocity);
+    k_force_ = get_positive_or(config, "motorConstant", kDefaultMotorConstant);
+    k_moment_ = get_positive_or(config, "momentConstant", kDefaultMomentConstant, true);
+    k_drag_ = get_positive_or(config, "rotorDragCoefficient", kDefaultRotorDragCoefficient, true);
+    k_roll_ =
+        get_positive_or(config, "rollingMomentCoefficient", kDefaultRollingMomentCoefficient, true);
+    slowdown_ =
+        get_positive_or(config, "rotorVelocitySlowdownSim", kDefaultRotorVelocitySlowdownSim);
+    const auto cmd_topic = config.get_or<std::string>("commandSubTopic", kDefaultCommandSubTopic);
+    const auto speed_topic = config.get_or<std::string>("motorSpeedPubTopic", "");
+    reject_unknown_parameters(config, "MulticopterMotorModel", kParams);
+
+    link_ = find_link(r, model_, link_name, config, "linkName");
+    joint_ = find_joint(r, model_, joint_name, config, "jointName");
+    // Forces act on the link the rotor is mounted on (the joint's parent), at the rotor.
+    body_ = link_;
+    if (const auto* jd = r.try_get<c::JointData>(joint_)) {
+      if (jd->child != link_) {
+        throw Error(config.child("jointName")->where(),
+                    fmt::format("<jointName> '{}' does not carry <linkName> '{}' (its child is "
+                                "'{}')",
+                                joint_name, link_name, jd->child_name));
+      }
+      if (jd->type != c::JointType::kRevolute && jd->type != c::JointType::kContinuous) {
+        throw Error(
+            config.child("jointName")->where(),
+            fmt::format("<jointName> '{}' must be a revolute or continuous joint", joint_name));
+      }
+      if (jd->parent != ecs::kNullEntity) body_ = jd->parent;
+    }
+    world_ = model_;
+    while (world_ != ecs::kNullEntity && !r.has<c::World>(world_)) world_ = r.parent(world_);
+
+    // Model-level components shared by all rotors of the model.
+    auto& claims = ensure<MotorClaims>(r, model_);
+    if (claims.joint_by_actuator.size() <= index_) claims.joint_by_actuator.resize(index_ + 1);
+    if (!claims.joint_by_actuator[index_].empty()) {
+      throw Error(config.child("actuator_number")->where(),
+                  fmt::format("<actuator_number> {} of model '{}' is already used by the motor "
+                              "of joint '{}'",
+                              actuator, r.scoped_name(model_), claims.joint_by_actuator[index_]));
+    }
+    claims.joint_by_actuator[index_] = joint_name;
+    const std::string resolved = resolve_topic(ns, cmd_topic);
+    if (auto* t = r.try_get<c::ActuatorCommandTopic>(model_); t && t->topic != resolved) {
+      throw Error(config.child("commandSubTopic") ? config.child("commandSubTopic")->where()
+                                                  : config.where(),
+                  fmt::format("motors of model '{}' listen on different topics ('{}' and '{}'); "
+                              "Kestrel keeps one ActuatorCommands per model",
+                              r.scoped_name(model_), t->topic, resolved));
+    }
+    r.set(model_, c::ActuatorCommandTopic{resolved});
+    ensure<c::ActuatorCommands>(r, model_);
+    auto grow = [&](std::vector<double>& v) { v.resize(std::max(v.size(), index_ + 1), 0.0); };
+    grow(ensure<c::RotorVelocities>(r, model_).velocity);
+    grow(ensure<c::RotorShaftPower>(r, model_).watts);
+    auto& vt = ensure<c::RotorVelocityTopic>(r, model_);
+    vt.topic = resolve_topic(ns, "motor_speed");
+    vt.per_actuator.resize(std::max(vt.per_actuator.size(), index_ + 1));
+    vt.per_actuator[index_] = speed_topic.empty() ? "" : resolve_topic(ns, speed_topic);
+    ensure<c::ExternalWorldWrenchCmd>(r, body_);
+    r.set(joint_, c::JointVelocityCmd{{0.0}});
+  }
+
+  void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
+    if (info.paused || info.dt <= Duration{0}) return;
+    if (info.dt != dt_) {
+      dt_ = info.dt;
+      const double dt = to_seconds(dt_);
+      alpha_up_ = 1.0 - std::exp(-dt / tau_up_);
+      alpha_down_ = 1.0 - std::exp(-dt / tau_down_);
+    }
+    // Reference speed: the command, clamped; an unpowered (failed, battery empty) motor gets 0.
+    double reference = 0;
+    if (const auto* cmd = r.try_get<c::ActuatorCommands>(model_);
+        cmd && index_ < cmd->velocity.size()) {
+      reference = cmd->velocity[index_];
+      if (!std::isfinite(reference)) {
+        throw Error(
+            r.describe(model_),
+            fmt::format("ActuatorCommands velocity[{}] is {} (not finite)", index_, reference));
+      }
+      reference = std::clamp(reference, 0.0, max_speed_);
+    }
+    double efficiency = 1.0;
+    if (const auto* f = r.try_get<c::RotorFaults>(model_); f && index_ < f->efficiency.size()) {
+      efficiency = std::clamp(f->efficiency[index_], 0.0, 1.0);
+    }
+    if (const auto* b = r.try_get<c::Battery>(model_); b && b->empty) efficiency = 0;
+    if (efficiency <= 0) reference = 0;
+
+    auto& speeds = r.get<c::RotorVelocities>(model_).velocity;
+    const double w = speeds[index_];
+    apply_wrench(r, w, efficiency);
+
+    // First-order motor dynamics, exact for a reference held over the step.
+    const double alpha = reference > w ? alpha_up_ : alpha_down_;
+    const double w_next = w + (reference - w) * alpha;
+    speeds[index_] = w_next;
+    r.get<c::JointVelocityCmd>(joint_).data.assign(1, direction_ * w_next / slowdown_);
+  }
+
+ private:
+  // Thrust, rotor drag, drag torque and rolling moment of the rotor at speed w [rad/s], added to
+  // the wrench of the body the rotor is mounted on (world frame, about the body's origin).
+  void apply_wrench(ecs::Registry& r, double w, double efficiency) {
+    const auto* X_WL = r.try_get<c::WorldPose>(link_);
+    const auto* X_WB = r.try_get<c::WorldPose>(body_);
+    if (!X_WL || !X_WB) return;
+    const Vector3d axis_W = X_WL->value.Rot().RotateVector(Vector3d::UnitZ);
+    Vector3d air_W;
+    if (const auto* wind = r.try_get<c::Wind>(world_)) air_W = wind->linear_velocity;
+    if (const auto* gust = r.try_get<c::WindGust>(world_)) air_W += gust->linear_velocity;
+    Vector3d v_rel_W = -air_W;
+    if (const auto* v = r.try_get<c::WorldLinearVelocity>(link_)) v_rel_W += v->value;
+    const double v_axial = axis_W.Dot(v_rel_W);
+    const Vector3d v_perp_W = v_rel_W - axis_W * v_axial;
+    const double inflow = std::clamp(1.0 - v_axial / kThrustLossAirspeed, 0.0, 1.0);
+
+    const double thrust = efficiency * k_force_ * w * w * inflow;
+    const Vector3d force_W = axis_W * thrust - v_perp_W * (w * k_drag_);
+    const Vector3d torque_W =
+        axis_W * (-direction_ * k_moment_ * thrust) - v_perp_W * (w * k_roll_);
+    auto& wrench = r.get<c::ExternalWorldWrenchCmd>(body_);
+    wrench.force += force_W;
+    wrench.torque += torque_W + (X_WL->value.Pos() - X_WB->value.Pos()).Cross(force_W);
+    r.get<c::RotorShaftPower>(model_).watts[index_] = k_moment_ * thrust * w;
+  }
+
+  ecs::Entity model_ = ecs::kNullEntity, link_ = ecs::kNullEntity, joint_ = ecs::kNullEntity,
+              body_ = ecs::kNullEntity, world_ = ecs::kNullEntity;
+  std::size_t index_ = 0;
+  double direction_ = 1;  // +1 ccw, −1 cw (about the rotor axis, link z)
+  double tau_up_ = 0, tau_down_ = 0, max_speed_ = 0, k_force_ = 0, k_moment_ = 0, k_drag_ = 0,
+         k_roll_ = 0, slowdown_ = 1;
+  Duration dt_{0};
+  double alpha_up_ = 0, alpha_down_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_multicopter_motor_model() {
+  return std::make_unique<MulticopterMotorModel>();
+}
+
+}  // namespace kestrel::systems
