@@ -1,0 +1,50 @@
+#pragma once
+/// @file Software-in-the-loop bridges to real autopilots (src/sitl, the only code that speaks
+/// MAVLink or ArduPilot's JSON protocol).
+///
+/// - Px4Bridge: Kestrel is the TCP server PX4's simulator_mavlink module connects to
+///   (127.0.0.1:4560 + instance). Sends HIL_SENSOR, HIL_GPS and HIL_STATE_QUATERNION from the
+///   vehicle's sensors and truth; turns HIL_ACTUATOR_CONTROLS into ActuatorCommands. True
+///   lockstep: once PX4 has answered once, physics does not advance past a sensor message
+///   until PX4 answers it.
+/// - ArduPilotBridge: Kestrel listens on UDP 127.0.0.1:9002 + 10·instance for ArduPilot's SITL
+///   JSON backend; every servo packet is answered with one JSON state and advances physics by
+///   the packet's step (lockstep by construction).
+///
+/// Both are systems attached to a vehicle model (a <plugin> in the model, or `kestrel run
+/// --px4 MODEL[:INSTANCE]` / `--ardupilot MODEL[:INSTANCE]`). Parameters: src/sitl/README.md.
+
+#include <memory>
+#include <string>
+
+#include "kestrel/system.h"
+
+namespace kestrel::sim {
+class Runner;
+}
+
+namespace kestrel::sitl {
+
+/// A fresh PX4 bridge system (configure it through a <plugin> element).
+std::unique_ptr<System> make_px4_bridge_system();
+/// A fresh ArduPilot JSON bridge system.
+std::unique_ptr<System> make_ardupilot_bridge_system();
+
+/// Which autopilot a command-line attachment is for.
+enum class Autopilot { kPx4, kArduPilot };
+
+/// "MODEL[:INSTANCE]" as given to --px4 / --ardupilot.
+struct AttachSpec {
+  std::string model;      ///< a top-level model name (or a scoped name "world::model")
+  unsigned instance = 0;  ///< PX4: port 4560 + instance; ArduPilot: port 9002 + 10·instance
+};
+
+/// Parses "MODEL[:INSTANCE]". @throws Error naming the flag and the text on a bad spec.
+AttachSpec parse_attach_spec(const std::string& text, const std::string& flag);
+
+/// Adds a bridge with default parameters (and instance from `spec`) to the model named in
+/// `spec`, as if the model had declared the plugin. Call after the world is loaded and before
+/// runner.configure(). @throws Error if the world has no such model.
+void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& spec);
+
+}  // namespace kestrel::sitl

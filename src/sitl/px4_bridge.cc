@@ -1,0 +1,426 @@
+// Px4Bridge: Kestrel as the simulator side of PX4's simulator_mavlink module (MAVLink v2 over
+// TCP, Kestrel listening). See include/kestrel/sitl/sitl.h and src/sitl/README.md.
+//
+// Lockstep, step by step:
+//   PostUpdate of step k (state at t = end of step k): if a sensor message is due, send
+//     HIL_SENSOR (+ HIL_STATE_QUATERNION, + HIL_GPS when due); PX4's clock becomes t.
+//   PreUpdate of step k+1: if PX4 has answered before on this connection, block until the
+//     HIL_ACTUATOR_CONTROLS answering that message arrives, then write ActuatorCommands;
+//     physics (Update) runs only after that. No answer within lockstep_timeout (wall clock):
+//     one clear warning, rotors to zero, the world goes on without waiting until PX4 answers
+//     again (then lockstep resumes). A disconnect zeroes the rotors and waits for a reconnect.
+
+#include <fmt/core.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/world.h"
+#include "kestrel/sitl/sitl.h"
+#include "sitl/actuator_map.h"
+#include "sitl/frames.h"
+#include "sitl/mavlink/codec.h"
+#include "sitl/net.h"
+#include "sitl/vehicle.h"
+
+namespace kestrel::sitl {
+namespace {
+
+namespace mav = mavlink;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kGravity = 9.80665;  // for milli-g [m/s²]
+constexpr mav::Endpoint kSelf{1, 51};
+
+template <class T>
+T saturate(double v) {
+  if (!std::isfinite(v)) return 0;
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  return static_cast<T>(std::lround(std::clamp(v, lo, hi)));
+}
+
+Duration period_of(double rate_hz) { return from_seconds(1.0 / rate_hz); }
+
+class Px4Bridge final : public System,
+                        public ISystemConfigure,
+                        public ISystemPreUpdate,
+                        public ISystemPostUpdate,
+                        public ISystemReset {
+ public:
+  // Before the motor model (kPrePhysics), so the commands it reads are this step's.
+  int priority() const override { return priority::kPrePhysics - 1; }
+
+  ~Px4Bridge() override {
+    if (exchanges_ > 0 || stalls_ > 0) {
+      fmt::print(stderr, "kestrel: {}: {} lockstep exchanges, {} stalls, {} bad frames\n", who_,
+                 exchanges_, stalls_, bad_frames());
+    }
+  }
+
+  void configure(ecs::Entity entity, const Element& cfg, ecs::Registry& reg,
+                 sim::EventBus&) override {
+    instance_ = cfg.get_or<unsigned>("instance", 0u);
+    who_ = fmt::format("PX4 bridge (model '{}', instance {})", reg.scoped_name(entity), instance_);
+    address_ = cfg.get_or<std::string>("address", "127.0.0.1");
+    port_ = cfg.get_or<int>("port", 4560 + static_cast<int>(instance_));
+    const double sensor_rate = cfg.get_or<double>("sensor_rate", 250.0);
+    const double gps_rate = cfg.get_or<double>("gps_rate", 10.0);
+    lockstep_ = cfg.get_or<bool>("lockstep", true);
+    const double timeout = cfg.get_or<double>("lockstep_timeout", 1.0);
+    wait_for_px4_ = cfg.get_or<double>("wait_for_px4", 0.0);
+    eph_cm_ = cfg.get_or<double>("gps_eph", 0.3) * 100.0;
+    epv_cm_ = cfg.get_or<double>("gps_epv", 0.4) * 100.0;
+    satellites_ = cfg.get_or<int>("gps_satellites", 10);
+    const double max_rotor = cfg.get_or<double>("max_rotor_velocity", 1000.0);
+    const std::string link = cfg.get_or<std::string>("link", "");
+    auto positive = [&](double v, const char* name) {
+      if (!(v > 0) || !std::isfinite(v)) {
+        throw Error(cfg.where(), fmt::format("{}: <{}> must be > 0 (found {})", who_, name, v));
+      }
+    };
+    positive(sensor_rate, "sensor_rate");
+    positive(gps_rate, "gps_rate");
+    positive(timeout, "lockstep_timeout");
+    positive(max_rotor, "max_rotor_velocity");
+    if (wait_for_px4_ < 0) throw Error(cfg.where(), who_ + ": <wait_for_px4> must be >= 0 s");
+    if (satellites_ < 0 || satellites_ > 255) {
+      throw Error(cfg.where(), who_ + ": <gps_satellites> must be 0..255");
+    }
+    timeout_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+    sensor_period_ = period_of(sensor_rate);
+    gps_period_ = period_of(gps_rate);
+    // PX4's quad X order (motor 1 front right, 2 back left, 3 front left, 4 back right) is the
+    // rotor order of the iris, x500 and X3 models: channel i drives rotor i.
+    map_ = ChannelMap::parse(cfg, ChannelMap::identity(4, max_rotor), 16, max_rotor, who_);
+
+    vehicle_ = find_vehicle(reg, entity, link, who_);
+    reader_.bind(reg, vehicle_);
+    const double imu_rate = sensor_rate_of_imu(reg);
+    if (imu_rate > 0 && imu_rate < sensor_rate) {
+      throw Error(cfg.where(), fmt::format("{}: the model's IMU runs at {} Hz, slower than the "
+                                           "bridge's <sensor_rate> {} Hz; PX4 needs new IMU "
+                                           "data in every HIL_SENSOR (lower <sensor_rate> or "
+                                           "raise the IMU's <update_rate>)",
+                                           who_, imu_rate, sensor_rate));
+    }
+    if (!vehicle_.stand_ins.empty()) {
+      std::string list;
+      for (const auto& s : vehicle_.stand_ins) list += (list.empty() ? "" : ", ") + s;
+      fmt::print(stderr, "kestrel: {}: the model has no {} sensor; using noise-free {} at link "
+                 "'{}'\n", who_, list, vehicle_.stand_ins.size() > 1 ? "ones" : "one",
+                 reg.scoped_name(vehicle_.link));
+    }
+    listener_ = tcp_listen(address_, port_, who_);
+    if (!reg.has<components::ActuatorCommands>(entity)) {
+      reg.add<components::ActuatorCommands>(entity);
+    }
+    reset_timers();
+  }
+
+  void reset(const UpdateInfo&, ecs::Registry& reg) override {
+    reader_.reset();
+    reset_timers();
+    awaiting_ = false;
+    if (!reg.has<components::ActuatorCommands>(vehicle_.model)) {
+      reg.add<components::ActuatorCommands>(vehicle_.model);
+    }
+  }
+
+  void pre_update(const UpdateInfo& info, ecs::Registry& reg) override {
+    if (first_step_ && wait_for_px4_ > 0) wait_for_connection();
+    first_step_ = false;
+    poll_network(0);
+    if (awaiting_ && lockstep_active_ && !info.paused) wait_for_answer();
+    // Rotor commands: PX4's last outputs while it is connected, answering and armed.
+    const bool active = link_.open() && have_controls_ && armed_ && !stalled_;
+    auto& cmd = reg.get<components::ActuatorCommands>(vehicle_.model);
+    map_.apply(controls_, active, cmd.velocity);
+    cmd.stamp = info.sim_time;
+    reg.mark_changed<components::ActuatorCommands>(vehicle_.model);
+  }
+
+  void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
+    if (info.paused || info.dt.count() == 0 || !link_.open()) return;
+    const Duration t = info.sim_time + info.dt;  // the state PostUpdate sees
+    if (t >= next_heartbeat_) {
+      mav::Heartbeat hb;
+      hb.type = mav::mav_type::kGeneric;
+      hb.autopilot = mav::mav_autopilot::kInvalid;
+      hb.system_status = mav::mav_state::kActive;
+      send(hb);
+      while (next_heartbeat_ <= t) next_heartbeat_ += std::chrono::seconds(1);
+    }
+    if (t < next_sensor_) return;
+    while (next_sensor_ <= t) next_sensor_ += sensor_period_;
+    const auto time_usec = static_cast<std::uint64_t>(t.count() / 1000);
+    const Truth truth = reader_.truth(reg);
+    send_sensor(time_usec, reader_.read(reg, truth));
+    send_state(time_usec, truth, reg);
+    const GnssSample gnss = reader_.read_gnss(reg, truth);
+    const bool stand_in_due = vehicle_.navsat == ecs::kNullEntity && t >= next_gps_;
+    if ((vehicle_.navsat != ecs::kNullEntity && gnss.fresh) || stand_in_due) {
+      send_gps(time_usec, gnss);
+      while (next_gps_ <= t) next_gps_ += gps_period_;
+    }
+    if (lockstep_ && lockstep_active_) {
+      awaiting_ = true;
+      awaited_usec_ = time_usec;
+    }
+  }
+
+ private:
+  double sensor_rate_of_imu(const ecs::Registry& reg) const {
+    return sensor_rate(reg, vehicle_.imu);
+  }
+
+  void reset_timers() {
+    // Messages on multiples of their periods: HIL_SENSOR at 4, 8, 12 ms... (250 Hz).
+    next_sensor_ = sensor_period_;
+    next_gps_ = gps_period_;
+    next_heartbeat_ = Duration{0};
+  }
+
+  std::uint64_t bad_frames() const {
+    const auto& s = parser_.stats();
+    return s.bad_crc + s.bad_length + s.unknown_id + s.bad_flags;
+  }
+
+  template <class M>
+  void send(const M& m) {
+    if (!link_.open()) return;
+    std::array<std::uint8_t, mav::kMaxFrameSize> buf;
+    const std::size_t n = mav::encode(m, seq_++, kSelf, buf.data());
+    if (!link_.send(buf.data(), n)) lost("the connection failed while sending");
+  }
+
+  void send_sensor(std::uint64_t time_usec, const SensorSample& s) {
+    namespace f = mav::hil_sensor_updated_flags;
+    mav::HilSensor m;
+    m.time_usec = time_usec;
+    const Vector3d acc = flu_to_frd(s.accel), gyro = flu_to_frd(s.gyro);
+    const Vector3d mag = flu_to_frd(s.mag) * 1e4;  // T → gauss
+    m.xacc = static_cast<float>(acc.X());
+    m.yacc = static_cast<float>(acc.Y());
+    m.zacc = static_cast<float>(acc.Z());
+    m.xgyro = static_cast<float>(gyro.X());
+    m.ygyro = static_cast<float>(gyro.Y());
+    m.zgyro = static_cast<float>(gyro.Z());
+    m.xmag = static_cast<float>(mag.X());
+    m.ymag = static_cast<float>(mag.Y());
+    m.zmag = static_cast<float>(mag.Z());
+    m.abs_pressure = static_cast<float>(s.pressure / 100.0);  // Pa → hPa
+    m.diff_pressure = static_cast<float>(s.diff_pressure / 100.0);
+    m.pressure_alt = static_cast<float>(s.pressure_alt);
+    m.temperature = static_cast<float>(s.temperature - 273.15);  // K → °C
+    std::uint64_t bits = 0;
+    if (s.imu_new) bits |= f::kXacc | f::kYacc | f::kZacc | f::kXgyro | f::kYgyro | f::kZgyro;
+    if (s.mag_new) bits |= f::kXmag | f::kYmag | f::kZmag;
+    if (s.baro_new) bits |= f::kAbsPressure | f::kPressureAlt | f::kTemperature;
+    if (s.airspeed_new) bits |= f::kDiffPressure;
+    m.fields_updated = static_cast<std::uint32_t>(bits);
+    send(m);
+  }
+
+  void send_state(std::uint64_t time_usec, const Truth& t, const ecs::Registry& reg) {
+    mav::HilStateQuaternion m;
+    m.time_usec = time_usec;
+    const Quaterniond q = enu_flu_to_ned_frd(t.X_WB.Rot());
+    m.attitude_quaternion = {static_cast<float>(q.W()), static_cast<float>(q.X()),
+                             static_cast<float>(q.Y()), static_cast<float>(q.Z())};
+    const Vector3d w = flu_to_frd(t.w_WB_B);
+    m.rollspeed = static_cast<float>(w.X());
+    m.pitchspeed = static_cast<float>(w.Y());
+    m.yawspeed = static_cast<float>(w.Z());
+    m.lat = saturate<std::int32_t>(t.latitude_deg * 1e7);
+    m.lon = saturate<std::int32_t>(t.longitude_deg * 1e7);
+    m.alt = saturate<std::int32_t>(t.altitude * 1000.0);
+    const Vector3d v = enu_to_ned(t.v_WB_W) * 100.0;  // cm/s
+    m.vx = saturate<std::int16_t>(v.X());
+    m.vy = saturate<std::int16_t>(v.Y());
+    m.vz = saturate<std::int16_t>(v.Z());
+    Vector3d wind;
+    if (const auto* wc = reg.try_get<components::Wind>(vehicle_.world)) wind = wc->linear_velocity;
+    const double airspeed = (t.v_WB_W - wind).Length() * 100.0;
+    m.ind_airspeed = saturate<std::uint16_t>(airspeed);
+    m.true_airspeed = saturate<std::uint16_t>(airspeed);
+    const Vector3d a = flu_to_frd(t.specific_force_B) * (1000.0 / kGravity);  // milli-g
+    m.xacc = saturate<std::int16_t>(a.X());
+    m.yacc = saturate<std::int16_t>(a.Y());
+    m.zacc = saturate<std::int16_t>(a.Z());
+    send(m);
+  }
+
+  void send_gps(std::uint64_t time_usec, const GnssSample& g) {
+    mav::HilGps m;
+    m.time_usec = time_usec;
+    m.fix_type = 3;
+    m.lat = saturate<std::int32_t>(g.latitude_deg * 1e7);
+    m.lon = saturate<std::int32_t>(g.longitude_deg * 1e7);
+    m.alt = saturate<std::int32_t>(g.altitude * 1000.0);
+    m.eph = saturate<std::uint16_t>(eph_cm_);
+    m.epv = saturate<std::uint16_t>(epv_cm_);
+    const Vector3d v = enu_to_ned(g.velocity_enu);
+    m.vel = saturate<std::uint16_t>(std::hypot(v.X(), v.Y()) * 100.0);
+    m.vn = saturate<std::int16_t>(v.X() * 100.0);
+    m.ve = saturate<std::int16_t>(v.Y() * 100.0);
+    m.vd = saturate<std::int16_t>(v.Z() * 100.0);
+    double cog = std::atan2(v.Y(), v.X()) * 180.0 / M_PI;
+    if (cog < 0) cog += 360.0;
+    m.cog = static_cast<std::uint16_t>(std::min(35999.0, std::round(cog * 100.0)));
+    m.satellites_visible = static_cast<std::uint8_t>(satellites_);
+    send(m);
+  }
+
+  // ---- network --------------------------------------------------------------------------
+
+  void wait_for_connection() {
+    fmt::print(stderr, "kestrel: {}: waiting up to {:.1f} s for PX4 on {}:{}\n", who_,
+               wait_for_px4_, address_, port_);
+    const auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(wait_for_px4_));
+    while (!link_.open() && Clock::now() < deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      wait_readable(listener_.get(), static_cast<int>(std::max<long>(1, left.count())));
+      accept_pending();
+    }
+    if (!link_.open()) {
+      fmt::print(stderr, "kestrel: WARNING: {}: PX4 did not connect within {:.1f} s; running "
+                 "without it (rotors at zero) and still listening\n", who_, wait_for_px4_);
+    }
+  }
+
+  void accept_pending() {
+    Fd c = tcp_accept(listener_);
+    if (!c) return;
+    if (link_.open()) {
+      fmt::print(stderr, "kestrel: {}: a new PX4 connection replaces the current one\n", who_);
+    }
+    link_ = TcpLink(std::move(c));
+    parser_.clear();
+    have_controls_ = false;
+    lockstep_active_ = false;
+    awaiting_ = false;
+    stalled_ = false;
+    fmt::print(stderr, "kestrel: {}: PX4 connected on {}:{}\n", who_, address_, port_);
+  }
+
+  void lost(const char* why) {
+    link_.close();
+    fmt::print(stderr, "kestrel: WARNING: {}: PX4 disconnected ({}); rotors set to zero, waiting "
+               "for a reconnect on {}:{}\n", who_, why, address_, port_);
+    have_controls_ = false;
+    lockstep_active_ = false;
+    awaiting_ = false;
+  }
+
+  // Reads what is available now (or waits up to timeout_ms for the first bytes).
+  void poll_network(int timeout_ms) {
+    if (!link_.open()) accept_pending();
+    if (!link_.open()) return;
+    connected_once_ = true;
+    if (timeout_ms > 0 && !wait_readable(link_.fd(), timeout_ms)) return;
+    for (;;) {
+      const long n = link_.receive(rx_.data(), rx_.size());
+      if (n < 0) {
+        lost("connection closed by the peer");
+        return;
+      }
+      if (n == 0) return;
+      parser_.feed(rx_.data(), static_cast<std::size_t>(n), [&](const mav::Frame& f) { handle(f); });
+      if (static_cast<std::size_t>(n) < rx_.size()) return;
+    }
+  }
+
+  void wait_for_answer() {
+    const auto deadline = Clock::now() + timeout_;
+    while (awaiting_ && link_.open()) {
+      const auto left = deadline - Clock::now();
+      if (left <= Clock::duration::zero()) {
+        ++stalls_;
+        stalled_ = true;
+        lockstep_active_ = false;
+        awaiting_ = false;
+        fmt::print(stderr, "kestrel: WARNING: {}: PX4 did not answer HIL_SENSOR within {:.3f} s "
+                   "(wall clock); rotors set to zero and the world runs on without waiting "
+                   "until PX4 answers again\n",
+                   who_, std::chrono::duration<double>(timeout_).count());
+        return;
+      }
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+      poll_network(static_cast<int>(std::max<long>(1, ms)));
+    }
+  }
+
+  void handle(const mav::Frame& f) {
+    if (auto a = mav::decode<mav::HilActuatorControls>(f)) {
+      for (std::size_t i = 0; i < controls_.size(); ++i) {
+        const double u = a->controls[i];
+        controls_[i] = std::isfinite(u) ? u : 0.0;
+      }
+      armed_ = (a->mode & mav::mav_mode_flag::kSafetyArmed) != 0;
+      have_controls_ = true;
+      // The answer to the awaited HIL_SENSOR carries its time (PX4's lockstep clock); an
+      // older one is a late answer to an earlier message: use it, keep waiting.
+      if (awaiting_ && a->time_usec >= awaited_usec_) {
+        ++exchanges_;
+        awaiting_ = false;
+      }
+      if (stalled_) {
+        fmt::print(stderr, "kestrel: {}: PX4 answers again; lockstep resumed\n", who_);
+        stalled_ = false;
+      }
+      lockstep_active_ = lockstep_;
+    } else if (auto c = mav::decode<mav::CommandLong>(f)) {
+      mav::CommandAck ack;
+      ack.command = c->command;
+      ack.result = mav::mav_result::kUnsupported;
+      ack.target_system = f.sysid;
+      ack.target_component = f.compid;
+      send(ack);
+    }
+    // HEARTBEAT, SYSTEM_TIME and anything else PX4 sends: nothing to do.
+  }
+
+  // Configuration.
+  unsigned instance_ = 0;
+  std::string who_, address_;
+  int port_ = 4560;
+  bool lockstep_ = true;
+  Clock::duration timeout_{};
+  double wait_for_px4_ = 0;
+  double eph_cm_ = 30, epv_cm_ = 40;
+  int satellites_ = 10;
+  Duration sensor_period_{4'000'000}, gps_period_{100'000'000};
+  ChannelMap map_;
+  Vehicle vehicle_;
+  SensorReader reader_;
+
+  // Network and lockstep state.
+  Fd listener_;
+  TcpLink link_;
+  mav::Parser parser_;
+  std::array<std::uint8_t, 4096> rx_{};
+  std::uint8_t seq_ = 0;
+  bool first_step_ = true;
+  bool connected_once_ = false;
+  bool have_controls_ = false;
+  bool armed_ = false;
+  bool lockstep_active_ = false;  // PX4 answered on this connection and has not stalled
+  bool awaiting_ = false;         // a HIL_SENSOR waits for its HIL_ACTUATOR_CONTROLS
+  std::uint64_t awaited_usec_ = 0;  // time_usec of that HIL_SENSOR
+  bool stalled_ = false;
+  std::array<double, 16> controls_{};
+  Duration next_sensor_{0}, next_gps_{0}, next_heartbeat_{0};
+  std::uint64_t exchanges_ = 0, stalls_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_px4_bridge_system() { return std::make_unique<Px4Bridge>(); }
+
+}  // namespace kestrel::sitl

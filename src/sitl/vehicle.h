@@ -1,0 +1,117 @@
+#pragma once
+// What the SITL bridges read from a vehicle: its sensors (the model's own sensor readings, or
+// noise-free stand-ins computed from the truth at the base link when the model lacks one) and
+// its ground truth. Everything here is in Kestrel's frames (world ENU, body FLU) and SI units;
+// conversion to NED/FRD happens in frames.h, in the message builders.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ignition/math/Pose3.hh>
+#include <ignition/math/Quaternion.hh>
+#include <ignition/math/SphericalCoordinates.hh>
+#include <ignition/math/Vector3.hh>
+
+#include "kestrel/core/time.h"
+#include "kestrel/ecs/registry.h"
+
+namespace kestrel::sitl {
+
+using ignition::math::Pose3d;
+using ignition::math::Quaterniond;
+using ignition::math::Vector3d;
+
+/// The entities a bridge serves, found at configure.
+struct Vehicle {
+  ecs::Entity world = ecs::kNullEntity;
+  ecs::Entity model = ecs::kNullEntity;
+  ecs::Entity link = ecs::kNullEntity;  ///< base link: body frame of the autopilot
+  std::string name;                     ///< scoped model name, for messages
+  // Sensor entities of the model (kNullEntity: a noise-free stand-in at the base link).
+  ecs::Entity imu = ecs::kNullEntity;
+  ecs::Entity magnetometer = ecs::kNullEntity;
+  ecs::Entity air_pressure = ecs::kNullEntity;
+  ecs::Entity navsat = ecs::kNullEntity;
+  ecs::Entity air_speed = ecs::kNullEntity;
+  /// Names of the stand-ins in use ("imu", "magnetometer", ...), for the one-line note.
+  std::vector<std::string> stand_ins;
+};
+
+/// Finds the model `model` and its base link: `link_name` if given (a direct child link), else
+/// a link named "base_link", else the model's first link. Then the first IMU, magnetometer,
+/// air_pressure, navsat/gps and air_speed sensor anywhere in the model.
+/// @param who the bridge, for messages ("PX4 bridge (instance 0)").
+/// @throws Error if the model has no link or the named link does not exist.
+Vehicle find_vehicle(const ecs::Registry& reg, ecs::Entity model, const std::string& link_name,
+                     const std::string& who);
+
+/// The update rate of a sensor entity [Hz] (0 = every step; stand-in: 0).
+double sensor_rate(const ecs::Registry& reg, ecs::Entity sensor);
+
+/// One set of sensor values, body FLU / world ENU, SI. `*_new` say whether the value is a new
+/// sample since the previous call of SensorReader::read (stand-ins are always new).
+struct SensorSample {
+  Vector3d accel;  ///< specific force at the IMU, body FLU [m/s²] (level at rest: (0, 0, +g))
+  Vector3d gyro;   ///< angular velocity w.r.t. the world, body FLU [rad/s]
+  bool imu_new = false;
+  Vector3d mag;  ///< magnetic flux density, body FLU [T]
+  bool mag_new = false;
+  double pressure = 0;      ///< static pressure [Pa]
+  double temperature = 0;   ///< air temperature [K]
+  double pressure_alt = 0;  ///< altitude from pressure in the world's atmosphere [m]
+  bool baro_new = false;
+  double diff_pressure = 0;  ///< dynamic pressure [Pa]
+  bool airspeed_new = false;
+};
+
+/// A GNSS fix.
+struct GnssSample {
+  double latitude_deg = 0;
+  double longitude_deg = 0;
+  double altitude = 0;   ///< above the ellipsoid [m]
+  Vector3d velocity_enu;  ///< [m/s]
+  bool fresh = false;     ///< a new sample since the previous read_gnss
+};
+
+/// Ground truth of the base link.
+struct Truth {
+  Pose3d X_WB;               ///< pose of the base link in the world (ENU)
+  Vector3d v_WB_W;           ///< velocity of the base link origin, world ENU [m/s]
+  Vector3d w_WB_B;           ///< angular velocity, body FLU [rad/s]
+  Vector3d specific_force_B;  ///< a − g, body FLU [m/s²]
+  double latitude_deg = 0, longitude_deg = 0, altitude = 0;  ///< of the base link origin
+};
+
+/// Reads a Vehicle's sensors, remembering which samples it has already seen.
+class SensorReader {
+ public:
+  SensorReader() = default;
+  void bind(const ecs::Registry& reg, const Vehicle& v);
+  /// The vehicle's truth now.
+  Truth truth(const ecs::Registry& reg) const;
+  /// The sensor values now (stand-ins computed from `truth`).
+  SensorSample read(const ecs::Registry& reg, const Truth& truth);
+  /// The GNSS value now: the model's sensor if it has one (fresh when its sequence advanced),
+  /// else the truth (fresh every call).
+  GnssSample read_gnss(const ecs::Registry& reg, const Truth& truth);
+  /// Forget seen sequences (reset).
+  void reset();
+
+ private:
+  const Vehicle* v_ = nullptr;
+  Vector3d gravity_{0, 0, -9.8};
+  Vector3d field_;
+  double p0_ = 101325, t0_ = 288.15, lapse_ = -0.0065, elevation_ = 0;
+  std::optional<ignition::math::SphericalCoordinates> geo_;
+  Quaterniond q_BS_imu_, q_BS_mag_;  // sensor orientation in the base link
+  std::uint64_t seen_imu_ = 0, seen_mag_ = 0, seen_baro_ = 0, seen_gnss_ = 0, seen_air_ = 0;
+};
+
+/// Pressure [Pa] and temperature [K] at altitude h [m] in an atmosphere with sea-level values
+/// p0, t0 and lapse rate [K/m] (the standard barometric formula).
+void atmosphere_at(double h, double p0, double t0, double lapse, double& p, double& t);
+/// The altitude [m] at which that atmosphere has pressure p.
+double altitude_of_pressure(double p, double p0, double t0, double lapse);
+
+}  // namespace kestrel::sitl
