@@ -4,6 +4,7 @@
 #include "kestrel/systems/builtin.h"
 
 #include "kestrel/physics/physics.h"
+#include "multicopter_control/multicopter_control.h"
 #include "multicopter_motor_model/multicopter_motor_model.h"
 
 namespace kestrel::systems {
@@ -13,6 +14,8 @@ std::span<const BuiltinSystem> builtin_systems() {
       // name       factory                          default  serves sensors
       {"Physics", &physics::make_physics_system, true, ""},
       {"MulticopterMotorModel", &make_multicopter_motor_model, false, ""},
+      {"MulticopterVelocityControl", &make_multicopter_velocity_control, false, ""},
+      {"MulticopterMission", &make_multicopter_mission, false, ""},
   };
   return kSystems;
 }

@@ -26,7 +26,7 @@
 
 namespace kestrel::components {
 
-// ---- rotors (on the model entity) ----------------------------------------------------------
+// ---- rotors (on the model entity) ---------------------------------------------------------------
 
 /// Commanded rotor speeds [rad/s], indexed by actuator_number (ignition::msgs::Actuators
 /// `velocity`). Entries beyond the vector's size mean "no command" (0 rad/s). The motor model
@@ -73,7 +73,7 @@ struct RotorFaults {
   std::vector<double> efficiency;
 };
 
-// ---- velocity control (on the model entity) ------------------------------------------------
+// ---- velocity control (on the model entity) -----------------------------------------------------
 
 /// Velocity setpoint for MulticopterVelocityControl (ignition::msgs::Twist on
 /// TwistCommandTopic). `linear`: desired velocity of the base link in the body-heading frame
@@ -101,7 +101,7 @@ struct VelocityControlEnableTopic {
   std::string topic;
 };
 
-// ---- battery (on the model entity) ----------------------------------------------------------
+// ---- battery (on the model entity) --------------------------------------------------------------
 
 /// State of a linear battery (written every step by the LinearBattery system; published as
 /// ignition::msgs::BatteryState on BatteryTopic).
@@ -164,6 +164,8 @@ struct MissionState {
   double distance = 0;              ///< from the base link to the target [m]
   double tracking_error = 0;        ///< horizontal distance from the current leg's line [m]
   double max_tracking_error = 0;    ///< max tracking_error over waypoint legs so far [m]
+  int item = -1;                    ///< index of the current mission item (-1 before start)
+  double flight_time = 0;           ///< from take-off to completion (or to now) [s]
   Duration started{0};              ///< sim time the vehicle took off [ns]
   Duration finished{0};             ///< sim time it completed or failed [ns] (0 while running)
   std::string reason;               ///< why it failed (empty otherwise)
@@ -174,8 +176,7 @@ struct MissionStateTopic {
   std::string topic;
 };
 
-// ---- faults
-// ----------------------------------------------------------------------------------------
+// ---- faults -------------------------------------------------------------------------------------
 
 /// Injected sensor fault, on a sensor entity. Every sensor system honours it:
 /// `stopped` → no new samples (the reading's sequence stops advancing);

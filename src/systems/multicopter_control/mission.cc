@@ -1,0 +1,282 @@
+// MulticopterMission: a list of items (takeoff, waypoint, hold, land) flown through the velocity
+// controller. Each step: check failure conditions → advance the item when reached → velocity
+// command toward the target along the current leg (cross-track corrected) → MissionState.
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "common/plugin_params.h"
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/physics.h"
+#include "multicopter_control/multicopter_control.h"
+
+namespace kestrel::systems {
+namespace {
+
+namespace c = kestrel::components;
+using ignition::math::Vector3d;
+
+constexpr const char* kParams =
+    "comLinkName, start_time, cruise_speed, vertical_speed, acceptance_radius, timeout, "
+    "max_tilt, topic, takeoff, waypoint, hold, land";
+
+// Guidance gains: along-track and vertical position → velocity [1/s], cross-track [1/s].
+constexpr double kAlongGain = 0.9;
+constexpr double kCrossGain = 2.0;
+constexpr double kVerticalGain = 1.0;
+constexpr double kYawGain = 1.0;
+constexpr double kLandedHeight = 0.15;       // above the start height [m]
+constexpr Duration kLandedFor{500'000'000};  // still on the ground this long [ns]
+constexpr double kArrivalSpeed = 0.5;        // [m/s]
+
+struct Item {
+  enum class Kind { kTakeoff, kWaypoint, kHold, kLand } kind;
+  Vector3d position;  // waypoint ENU [m]; takeoff: z = altitude above start
+  Duration hold{0};   // hold time (hold items, waypoint hold attribute)
+};
+
+double wrap_pi(double a) { return std::remainder(a, 2 * M_PI); }
+
+class MulticopterMission final : public System,
+                                 public ISystemConfigure,
+                                 public ISystemPreUpdate,
+                                 public ISystemReset {
+ public:
+  int priority() const override { return priority::kPrePhysics - 2; }
+
+  void configure(ecs::Entity entity, const Element& config, ecs::Registry& r,
+                 sim::EventBus&) override {
+    if (!r.has<c::Model>(entity)) {
+      throw Error(config.where(), "MulticopterMission must be declared inside a <model>");
+    }
+    model_ = entity;
+    link_ = find_link(r, model_, config.get<std::string>("comLinkName"), config, "comLinkName");
+    start_ = from_seconds(get_positive_or(config, "start_time", 0.0, true));
+    cruise_ = get_positive_or(config, "cruise_speed", 2.0);
+    vertical_ = get_positive_or(config, "vertical_speed", 1.0);
+    accept_ = get_positive_or(config, "acceptance_radius", 0.2);
+    timeout_ = from_seconds(get_positive_or(config, "timeout", 300.0));
+    max_tilt_ = get_positive_or(config, "max_tilt", 1.2);
+    const auto topic = config.get_or<std::string>(
+        "topic", "/model/" + r.get<c::Name>(model_).value + "/mission/state");
+    // Items in document order.
+    (void)config.children("takeoff");
+    (void)config.children("waypoint");
+    (void)config.children("hold");
+    (void)config.children("land");
+    int waypoints = 0;
+    for (const auto& ch : config.children()) {
+      const Element& e = *ch;
+      if (e.name() == "takeoff") {
+        const double alt = attribute_double(e, "altitude");
+        if (alt <= 0) throw Error(e.where(), "<takeoff> altitude must be > 0 [m]");
+        items_.push_back({Item::Kind::kTakeoff, {0, 0, alt}, Duration{0}});
+      } else if (e.name() == "waypoint") {
+        const double hold = attribute_double_or(e, "hold", 0.0);
+        if (hold < 0) throw Error(e.where(), "<waypoint> hold must be >= 0 [s]");
+        items_.push_back({Item::Kind::kWaypoint, e.value<Vector3d>(), from_seconds(hold)});
+        ++waypoints;
+      } else if (e.name() == "hold") {
+        const double d = attribute_double(e, "duration");
+        if (d < 0) throw Error(e.where(), "<hold> duration must be >= 0 [s]");
+        items_.push_back({Item::Kind::kHold, {}, from_seconds(d)});
+      } else if (e.name() == "land") {
+        items_.push_back({Item::Kind::kLand, {}, Duration{0}});
+      }
+    }
+    reject_unknown_parameters(config, "MulticopterMission", kParams);
+    if (items_.empty() || items_.front().kind != Item::Kind::kTakeoff) {
+      throw Error(config.where(),
+                  "MulticopterMission: the first item must be <takeoff "
+                  "altitude=\"...\"/>");
+    }
+    if (items_.back().kind != Item::Kind::kLand) {
+      throw Error(config.where(), "MulticopterMission: the last item must be <land/>");
+    }
+    name_ = r.scoped_name(model_);
+    c::MissionState st;
+    st.waypoint_count = waypoints;
+    r.set(model_, st);
+    r.set(model_, c::MissionStateTopic{topic});
+    if (!r.has<c::TwistCommand>(model_)) r.add<c::TwistCommand>(model_);
+    if (!r.has<c::VelocityControlEnable>(model_)) r.add<c::VelocityControlEnable>(model_, false);
+  }
+
+  void reset(const UpdateInfo&, ecs::Registry&) override { run_ = {}; }
+
+  void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
+    if (info.paused || info.dt <= Duration{0}) return;
+    auto& st = r.get<c::MissionState>(model_);
+    if (st.phase == c::MissionPhase::kCompleted || st.phase == c::MissionPhase::kFailed) return;
+    const auto* X = r.try_get<c::WorldPose>(link_);
+    const auto* V = r.try_get<c::WorldLinearVelocity>(link_);
+    if (!X || !V) return;
+    const Duration now = info.sim_time;
+    const Vector3d p = X->value.Pos(), v = V->value;
+    if (st.phase == c::MissionPhase::kIdle) {
+      if (now < start_) return;
+      run_.origin = p;
+      run_.yaw = X->value.Rot().Euler().Z();
+      run_.leg_start = p;
+      st.started = now;
+      r.get<c::VelocityControlEnable>(model_).value = true;
+      begin_item(st, 0, p, now);
+    }
+    st.flight_time = to_seconds(now - st.started);
+
+    // Failure conditions.
+    const Vector3d up = X->value.Rot().RotateVector(Vector3d::UnitZ);
+    if (std::acos(std::clamp(up.Z(), -1.0, 1.0)) > max_tilt_) {
+      return fail(st, now,
+                  fmt::format("attitude lost (tilt {:.0f} deg)",
+                              std::acos(std::clamp(up.Z(), -1.0, 1.0)) * 180 / M_PI));
+    }
+    if (now - st.started > timeout_) {
+      return fail(st, now, fmt::format("timeout after {:.1f} s", to_seconds(timeout_)));
+    }
+    if (const auto* b = r.try_get<c::Battery>(model_); b && b->empty) {
+      return fail(st, now, "battery empty");
+    }
+
+    const Item& item = items_[static_cast<std::size_t>(st.item)];
+    Vector3d v_cmd;
+    if (item.kind == Item::Kind::kLand) {
+      // Down at up to vertical_speed, slowing near the ground; hold x, y.
+      const double height = p.Z() - run_.origin.Z();
+      Vector3d h = st.target - p;
+      h.Z(0);
+      v_cmd = h * kAlongGain;
+      v_cmd.Z(-std::clamp(0.5 * height, 0.3, vertical_));
+      st.distance = std::max(0.0, height);
+      if (height < kLandedHeight && std::abs(v.Z()) < 0.1) {
+        if (run_.landed_since < Duration{0}) run_.landed_since = now;
+        if (now - run_.landed_since >= kLandedFor) {
+          r.get<c::VelocityControlEnable>(model_).value = false;
+          r.get<c::TwistCommand>(model_) = {};
+          st.phase = c::MissionPhase::kCompleted;
+          st.finished = now;
+          st.flight_time = to_seconds(now - st.started);
+          spdlog::info(
+              "[mission] {}: completed at t={:.3f} s (flight {:.1f} s, max tracking "
+              "error {:.3f} m)",
+              name_, to_seconds(now), st.flight_time, st.max_tracking_error);
+          return;
+        }
+      } else {
+        run_.landed_since = Duration{-1};
+      }
+    } else {
+      v_cmd = guide(st, p);
+      const bool reached = st.distance < accept_ && v.Length() < kArrivalSpeed;
+      if (st.phase == c::MissionPhase::kHold) {
+        if (now - run_.phase_started >= run_.hold) next_item(st, p, now);
+      } else if (reached) {
+        if (item.hold > Duration{0}) {
+          st.phase = c::MissionPhase::kHold;
+          run_.phase_started = now;
+          run_.hold = item.hold;
+        } else {
+          next_item(st, p, now);
+        }
+      }
+    }
+    // Velocity in the heading frame, yaw held at its take-off value.
+    const double yaw = X->value.Rot().Euler().Z();
+    const double cy = std::cos(yaw), sy = std::sin(yaw);
+    auto& twist = r.get<c::TwistCommand>(model_);
+    twist.linear.Set(cy * v_cmd.X() + sy * v_cmd.Y(), -sy * v_cmd.X() + cy * v_cmd.Y(), v_cmd.Z());
+    twist.angular.Set(0, 0, -kYawGain * wrap_pi(yaw - run_.yaw));
+  }
+
+ private:
+  // Velocity toward st.target along the leg from run_.leg_start, with cross-track correction.
+  Vector3d guide(c::MissionState& st, const Vector3d& p) {
+    const Vector3d e = st.target - p;
+    st.distance = e.Length();
+    Vector3d leg = st.target - run_.leg_start;
+    leg.Z(0);
+    Vector3d e_h = e;
+    e_h.Z(0);
+    Vector3d v_h;
+    if (leg.Length() > 1e-6) {
+      const Vector3d d = leg.Normalized();
+      const double along = d.Dot(e_h);
+      const Vector3d cross = e_h - d * along;  // from p to the leg line, horizontal
+      v_h = d * std::clamp(kAlongGain * along, -cruise_, cruise_) + cross * kCrossGain;
+      st.tracking_error = cross.Length();
+      if (st.phase == c::MissionPhase::kWaypoint) {
+        st.max_tracking_error = std::max(st.max_tracking_error, st.tracking_error);
+      }
+    } else {
+      v_h = e_h * kAlongGain;
+      st.tracking_error = 0;
+    }
+    if (v_h.Length() > cruise_) v_h = v_h.Normalized() * cruise_;
+    return {v_h.X(), v_h.Y(), std::clamp(kVerticalGain * e.Z(), -vertical_, vertical_)};
+  }
+
+  void begin_item(c::MissionState& st, int index, const Vector3d& p, Duration now) {
+    st.item = index;
+    run_.leg_start = st.item > 0 ? st.target : p;
+    run_.phase_started = now;
+    run_.landed_since = Duration{-1};
+    const Item& it = items_[static_cast<std::size_t>(index)];
+    switch (it.kind) {
+      case Item::Kind::kTakeoff:
+        st.phase = c::MissionPhase::kTakeoff;
+        st.target = {run_.origin.X(), run_.origin.Y(), run_.origin.Z() + it.position.Z()};
+        run_.leg_start = st.target;  // vertical: no horizontal leg
+        break;
+      case Item::Kind::kWaypoint:
+        st.phase = c::MissionPhase::kWaypoint;
+        st.target = it.position;
+        ++st.waypoint;
+        break;
+      case Item::Kind::kHold:
+        st.phase = c::MissionPhase::kHold;
+        run_.hold = it.hold;
+        run_.leg_start = st.target;
+        break;
+      case Item::Kind::kLand:
+        st.phase = c::MissionPhase::kLand;
+        break;
+    }
+    spdlog::debug("[mission] {}: item {} ({}) at t={:.3f} s", name_, index,
+                  c::mission_phase_name(st.phase), to_seconds(now));
+  }
+
+  void next_item(c::MissionState& st, const Vector3d& p, Duration now) {
+    begin_item(st, st.item + 1, p, now);
+  }
+
+  void fail(c::MissionState& st, Duration now, std::string reason) {
+    st.phase = c::MissionPhase::kFailed;
+    st.finished = now;
+    st.reason = std::move(reason);
+    spdlog::warn("[mission] {}: failed at t={:.3f} s: {}", name_, to_seconds(now), st.reason);
+  }
+
+  ecs::Entity model_ = ecs::kNullEntity, link_ = ecs::kNullEntity;
+  std::string name_;
+  Duration start_{0}, timeout_{0};
+  double cruise_ = 0, vertical_ = 0, accept_ = 0, max_tilt_ = 0;
+  std::vector<Item> items_;
+  struct Run {
+    Vector3d origin, leg_start;
+    double yaw = 0;
+    Duration phase_started{0}, hold{0}, landed_since{-1};
+  } run_;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_multicopter_mission() {
+  return std::make_unique<MulticopterMission>();
+}
+
+}  // namespace kestrel::systems

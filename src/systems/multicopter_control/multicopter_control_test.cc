@@ -1,0 +1,163 @@
+// MulticopterVelocityControl and MulticopterMission on an X3-class quadcopter.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/physics.h"
+#include "testing/quad_world.h"
+
+namespace kestrel::systems {
+namespace {
+
+namespace c = kestrel::components;
+using ::testing::HasSubstr;
+using testing::LoadedWorld;
+using testing::QuadOptions;
+
+constexpr const char* kSquareMission = R"(
+      <plugin filename="kestrel-multicopter-mission-system"
+              name="kestrel::systems::MulticopterMission">
+        <comLinkName>base_link</comLinkName>
+        <start_time>0.5</start_time>
+        <cruise_speed>2</cruise_speed>
+        <takeoff altitude="5"/>
+        <waypoint>10 0 5</waypoint>
+        <waypoint hold="1">10 10 5</waypoint>
+        <waypoint>0 10 5</waypoint>
+        <waypoint>0 0 5</waypoint>
+        <land/>
+      </plugin>)";
+
+TEST(MulticopterVelocityControl, FollowsAStepInVxWithin10PercentAfter2s) {
+  QuadOptions o;
+  o.z = 5;
+  o.velocity_control = true;
+  LoadedWorld w(testing::quad_world(o));
+  const auto model = w.find("w::quad");
+  const auto base = w.find("w::quad::base_link");
+  EXPECT_EQ(w.r().get<c::TwistCommandTopic>(model).topic, "/quad/gazebo/command/twist");
+  EXPECT_EQ(w.r().get<c::VelocityControlEnableTopic>(model).topic, "/quad/enable");
+  EXPECT_FALSE(w.r().get<c::VelocityControlEnable>(model).value);  // Gazebo: off until enabled
+  w.r().get<c::VelocityControlEnable>(model).value = true;
+  w.step(2000);  // hover 2 s (spin-up transient settles)
+  const auto v0 = w.r().get<c::WorldLinearVelocity>(base).value;
+  EXPECT_LT(v0.Length(), 0.05);
+  w.r().get<c::TwistCommand>(model).linear.Set(1, 0, 0);
+  w.step(2000);
+  const auto v = w.r().get<c::WorldLinearVelocity>(base).value;
+  EXPECT_NEAR(v.X(), 1.0, 0.1);
+  EXPECT_NEAR(v.Y(), 0.0, 0.1);
+  EXPECT_NEAR(v.Z(), 0.0, 0.1);
+  // Climb and yaw rate too.
+  w.r().get<c::TwistCommand>(model).linear.Set(0, 0, 0.5);
+  w.r().get<c::TwistCommand>(model).angular.Set(0, 0, 0.3);
+  w.step(3000);
+  // The velocity loop is proportional (as Gazebo's): climbing, the rotors lose thrust to the
+  // axial inflow (factor 1 − v/25), so it settles where (m·g + kv·(0.5 − v))(1 − v/25) = m·g.
+  const double mg = 1.52 * 9.8, kv = 2.7;
+  double lo = 0, hi = 0.5;
+  for (int i = 0; i < 60; ++i) {
+    const double v = 0.5 * (lo + hi);
+    ((mg + kv * (0.5 - v)) * (1 - v / 25) > mg ? lo : hi) = v;
+  }
+  EXPECT_NEAR(w.r().get<c::WorldLinearVelocity>(base).value.Z(), lo, 0.01);
+  EXPECT_NEAR(w.r().get<c::WorldAngularVelocity>(base).value.Z(), 0.3, 0.03);
+}
+
+TEST(MulticopterVelocityControl, DisabledCommandsZeroToEveryRotor) {
+  QuadOptions o;
+  o.velocity_control = true;
+  LoadedWorld w(testing::quad_world(o));
+  w.step(10);
+  EXPECT_EQ(w.r().get<c::ActuatorCommands>(w.find("w::quad")).velocity,
+            std::vector<double>(4, 0.0));
+}
+
+TEST(MulticopterVelocityControl, MissingParametersAreErrors) {
+  QuadOptions o;
+  o.velocity_control = true;
+  const std::string sdf = testing::quad_world(o);
+  auto without = [&](const std::string& from, const std::string& to) {
+    std::string s = sdf;
+    s.replace(s.find(from), from.size(), to);
+    try {
+      LoadedWorld w(s);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_THAT(without("<comLinkName>base_link</comLinkName>", ""),
+              HasSubstr("missing required parameter <comLinkName>"));
+  EXPECT_THAT(without("<velocityGain>2.7 2.7 2.7</velocityGain>", ""),
+              HasSubstr("missing required parameter <velocityGain>"));
+  EXPECT_THAT(without("<direction>1</direction>", "<direction>2</direction>"),
+              HasSubstr("<direction> must be 1 (ccw) or -1 (cw), found 2"));
+  EXPECT_THAT(without("<jointName>rotor_3_joint</jointName><forceConstant>",
+                      "<jointName>rotor_7_joint</jointName><forceConstant>"),
+              HasSubstr("'rotor_7_joint' is not a joint of model 'w::quad'"));
+}
+
+TEST(MulticopterMission, FliesTheSquareAndLandsWithTrackingErrorUnderHalfAMetre) {
+  QuadOptions o;
+  o.z = 0.06;
+  o.ground = true;
+  o.velocity_control = true;
+  o.model_extra = kSquareMission;
+  LoadedWorld w(testing::quad_world(o));
+  const auto model = w.find("w::quad");
+  const auto base = w.find("w::quad::base_link");
+  const auto& st = w.r().get<c::MissionState>(model);
+  EXPECT_EQ(st.waypoint_count, 4);
+  EXPECT_EQ(w.r().get<c::MissionStateTopic>(model).topic, "/model/quad/mission/state");
+  double max_alt = 0;
+  int steps = 0;
+  while (st.phase != c::MissionPhase::kCompleted && st.phase != c::MissionPhase::kFailed &&
+         steps < 120000) {
+    w.step();
+    ++steps;
+    max_alt = std::max(max_alt, w.r().get<c::WorldPose>(base).value.Pos().Z());
+  }
+  ASSERT_EQ(st.phase, c::MissionPhase::kCompleted) << st.reason << " at t=" << w.t();
+  EXPECT_LE(st.max_tracking_error, 0.5);
+  EXPECT_GT(st.max_tracking_error, 0.0);
+  EXPECT_NEAR(max_alt, 5.0, 0.3);
+  const auto p = w.r().get<c::WorldPose>(base).value.Pos();
+  EXPECT_LT(std::hypot(p.X(), p.Y()), 0.3);  // back home
+  EXPECT_LT(p.Z(), 0.2);                     // on the ground
+  EXPECT_GT(st.flight_time, 20);             // 40 m at 2 m/s + climb + descent
+  EXPECT_LT(st.flight_time, 60);
+  EXPECT_EQ(st.waypoint, 3);
+  EXPECT_FALSE(w.r().get<c::VelocityControlEnable>(model).value);  // motors off after landing
+}
+
+TEST(MulticopterMission, BadMissionsAreErrors) {
+  auto error = [](const std::string& mission) {
+    QuadOptions o;
+    o.velocity_control = true;
+    o.model_extra = R"(<plugin filename="x" name="kestrel::systems::MulticopterMission">
+        <comLinkName>base_link</comLinkName>)" +
+                    mission + "</plugin>";
+    try {
+      LoadedWorld w(testing::quad_world(o));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_THAT(error("<waypoint>1 2 3</waypoint><land/>"),
+              HasSubstr("the first item must be <takeoff"));
+  EXPECT_THAT(error("<takeoff altitude=\"5\"/><waypoint>1 2 3</waypoint>"),
+              HasSubstr("the last item must be <land/>"));
+  EXPECT_THAT(error("<takeoff altitude=\"high\"/><land/>"),
+              HasSubstr("attribute 'altitude' must be a finite number, found 'high'"));
+  EXPECT_THAT(error("<takeoff altitude=\"5\"/><wayponit>1 2 3</wayponit><land/>"),
+              HasSubstr("unknown parameter <wayponit>"));
+}
+
+}  // namespace
+}  // namespace kestrel::systems
