@@ -51,7 +51,10 @@ expect 0 "quiet" "$kestrel" run "$src/worlds/demo.sdf" --iterations 10 --quiet
 # SIGINT stops a real-time run cleanly with exit 0 and a summary.
 "$kestrel" run "$src/worlds/demo.sdf" --rtf 1 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-sleep 1
+# Wait until the run has started (its header line is flushed before stepping); loading may be
+# slow under sanitizers.
+for _ in $(seq 600); do grep -q "kestrel: world" "$tmp/out" && break; sleep 0.1; done
+sleep 0.3
 kill -INT "$pid"
 wait "$pid"
 code=$?
