@@ -1,0 +1,224 @@
+// FaultInjection: faults scheduled in the world SDF, applied at their sim time (and reverted
+// after their duration, if any), each logged with its time (spdlog and the FaultLog component).
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "common/plugin_params.h"
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/world.h"
+#include "multicopter_control/multicopter_control.h"
+
+namespace kestrel::systems {
+namespace {
+
+namespace c = kestrel::components;
+using ignition::math::Vector3d;
+
+constexpr const char* kTypes =
+    "rotor, sensor_stop, sensor_bias, sensor_noise, gnss_loss, wind_gust, battery_drop";
+
+struct Fault {
+  Duration time{0};
+  Duration duration{0};  // 0 = permanent
+  std::string where;
+  std::string description;
+  std::function<void(ecs::Registry&)> apply, revert;
+};
+
+class FaultInjection final : public System,
+                             public ISystemConfigure,
+                             public ISystemPreUpdate,
+                             public ISystemReset {
+ public:
+  int priority() const override { return priority::kPrePhysics - 3; }
+
+  void configure(ecs::Entity entity, const Element& config, ecs::Registry& r,
+                 sim::EventBus&) override {
+    world_ = entity;
+    if (!r.has<c::World>(world_)) {
+      throw Error(config.where(), "FaultInjection must be declared in the <world>");
+    }
+    for (const Element* f : config.children("fault")) faults_.push_back(parse(*f, r));
+    reject_unknown_parameters(config, "FaultInjection", "fault");
+    std::stable_sort(faults_.begin(), faults_.end(),
+                     [](const Fault& a, const Fault& b) { return a.time < b.time; });
+    if (!r.has<c::FaultLog>(world_)) r.add<c::FaultLog>(world_);
+    reset({}, r);
+  }
+
+  void reset(const UpdateInfo&, ecs::Registry&) override {
+    events_.clear();
+    for (std::size_t i = 0; i < faults_.size(); ++i) {
+      events_.push_back({faults_[i].time, i, false});
+      if (faults_[i].duration > Duration{0}) {
+        events_.push_back({faults_[i].time + faults_[i].duration, i, true});
+      }
+    }
+    std::stable_sort(events_.begin(), events_.end(),
+                     [](const Event& a, const Event& b) { return a.time < b.time; });
+    next_ = 0;
+  }
+
+  void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
+    if (info.paused) return;
+    while (next_ < events_.size() && events_[next_].time <= info.sim_time) {
+      const Event& ev = events_[next_++];
+      Fault& f = faults_[ev.fault];
+      (ev.end ? f.revert : f.apply)(r);
+      const std::string text = ev.end ? "end of " + f.description : f.description;
+      spdlog::warn("[fault] t={:.3f} s: {} ({})", to_seconds(info.sim_time), text, f.where);
+      r.get<c::FaultLog>(world_).events.push_back({info.sim_time, text});
+    }
+  }
+
+ private:
+  struct Event {
+    Duration time;
+    std::size_t fault;
+    bool end;
+  };
+
+  ecs::Entity model(const Element& f, ecs::Registry& r) {
+    const auto name = attribute_string(f, "model");
+    const ecs::Entity m = r.child_by_name(world_, name);
+    if (m == ecs::kNullEntity || !r.has<c::Model>(m)) {
+      throw Error(f.where(), fmt::format("<fault> model '{}' is not a model of the world", name));
+    }
+    return m;
+  }
+
+  ecs::Entity sensor(const Element& f, ecs::Registry& r) {
+    const auto name = attribute_string(f, "sensor");
+    const ecs::Entity s = r.find_scoped(r.scoped_name(world_) + "::" + name);
+    if (s == ecs::kNullEntity || !r.has<c::Sensor>(s)) {
+      throw Error(f.where(), fmt::format("<fault> sensor '{}' is not a sensor of the world "
+                                         "(give model::link::sensor)",
+                                         name));
+    }
+    return s;
+  }
+
+  static c::SensorFault& sensor_fault(ecs::Registry& r, ecs::Entity s) {
+    if (auto* f = r.try_get<c::SensorFault>(s)) return *f;
+    return r.add<c::SensorFault>(s);
+  }
+
+  Fault parse(const Element& f, ecs::Registry& r) {
+    Fault out;
+    out.where = f.where();
+    const double t = attribute_double(f, "time");
+    const double d = attribute_double_or(f, "duration", 0.0);
+    if (t < 0 || d < 0) throw Error(f.where(), "<fault> time and duration must be >= 0 [s]");
+    out.time = from_seconds(t);
+    out.duration = from_seconds(d);
+    const auto type = attribute_string(f, "type");
+    if (type == "rotor") {
+      const ecs::Entity m = model(f, r);
+      const double idx = attribute_double(f, "rotor");
+      const double eff = attribute_double(f, "efficiency");
+      if (idx < 0 || idx != std::floor(idx) || idx > 63 || eff < 0 || eff > 1) {
+        throw Error(f.where(),
+                    "<fault type=\"rotor\"> needs rotor=\"0..63\" and "
+                    "efficiency=\"0..1\" (0 = failed)");
+      }
+      const auto n = static_cast<std::size_t>(idx);
+      auto set = [m, n](ecs::Registry& reg, double e) {
+        auto* rf = reg.try_get<c::RotorFaults>(m);
+        if (!rf) rf = &reg.add<c::RotorFaults>(m);
+        if (rf->efficiency.size() <= n) rf->efficiency.resize(n + 1, 1.0);
+        rf->efficiency[n] = e;
+      };
+      out.description = fmt::format("rotor {} of {} efficiency {}", n, r.scoped_name(m), eff);
+      out.apply = [set, eff](ecs::Registry& reg) { set(reg, eff); };
+      out.revert = [set](ecs::Registry& reg) { set(reg, 1.0); };
+    } else if (type == "sensor_stop" || type == "sensor_bias" || type == "sensor_noise") {
+      const ecs::Entity s = sensor(f, r);
+      const std::string name = r.scoped_name(s);
+      if (type == "sensor_stop") {
+        out.description = fmt::format("sensor {} stopped", name);
+        out.apply = [s](ecs::Registry& reg) { sensor_fault(reg, s).stopped = true; };
+        out.revert = [s](ecs::Registry& reg) { sensor_fault(reg, s).stopped = false; };
+      } else if (type == "sensor_bias") {
+        const Vector3d bias = attribute_vector(f, "bias");
+        out.description =
+            fmt::format("sensor {} bias {} {} {}", name, bias.X(), bias.Y(), bias.Z());
+        out.apply = [s, bias](ecs::Registry& reg) { sensor_fault(reg, s).bias = bias; };
+        out.revert = [s](ecs::Registry& reg) { sensor_fault(reg, s).bias = {}; };
+      } else {
+        const double scale = attribute_double(f, "scale");
+        if (scale < 0) throw Error(f.where(), "<fault type=\"sensor_noise\"> scale must be >= 0");
+        out.description = fmt::format("sensor {} noise x{}", name, scale);
+        out.apply = [s, scale](ecs::Registry& reg) { sensor_fault(reg, s).noise_scale = scale; };
+        out.revert = [s](ecs::Registry& reg) { sensor_fault(reg, s).noise_scale = 1.0; };
+      }
+    } else if (type == "gnss_loss") {
+      const ecs::Entity m = model(f, r);
+      std::vector<ecs::Entity> gnss;
+      for (ecs::Entity e : r.descendants(m)) {
+        if (const auto* s = r.try_get<c::Sensor>(e);
+            s && (s->type == "navsat" || s->type == "gps")) {
+          gnss.push_back(e);
+        }
+      }
+      if (gnss.empty()) {
+        throw Error(f.where(), fmt::format("<fault type=\"gnss_loss\">: model '{}' has no navsat "
+                                           "sensor",
+                                           r.scoped_name(m)));
+      }
+      out.description = fmt::format("GNSS loss on {}", r.scoped_name(m));
+      out.apply = [gnss](ecs::Registry& reg) {
+        for (auto e : gnss) sensor_fault(reg, e).stopped = true;
+      };
+      out.revert = [gnss](ecs::Registry& reg) {
+        for (auto e : gnss) sensor_fault(reg, e).stopped = false;
+      };
+    } else if (type == "wind_gust") {
+      const Vector3d v = attribute_vector(f, "velocity");
+      const ecs::Entity w = world_;
+      out.description = fmt::format("wind gust {} {} {} m/s", v.X(), v.Y(), v.Z());
+      out.apply = [w, v](ecs::Registry& reg) { reg.set(w, c::WindGust{v}); };
+      out.revert = [w](ecs::Registry& reg) { reg.set(w, c::WindGust{}); };
+    } else if (type == "battery_drop") {
+      const ecs::Entity m = model(f, r);
+      const double frac = attribute_double(f, "charge");
+      if (frac < 0 || frac > 1) {
+        throw Error(f.where(),
+                    "<fault type=\"battery_drop\"> charge must be a fraction 0..1 of "
+                    "the capacity");
+      }
+      const std::string where = f.where();
+      out.description =
+          fmt::format("battery of {} dropped to {:.0f} %", r.scoped_name(m), frac * 100);
+      out.apply = [m, frac, where](ecs::Registry& reg) {
+        auto* b = reg.try_get<c::Battery>(m);
+        if (!b) {
+          throw Error(where, fmt::format("<fault type=\"battery_drop\">: model '{}' has no "
+                                         "battery (add a LinearBattery plugin)",
+                                         reg.scoped_name(m)));
+        }
+        b->charge = std::min(b->charge, frac * b->capacity);
+      };
+      out.revert = [](ecs::Registry&) {};
+    } else {
+      throw Error(f.where(), fmt::format("<fault> type '{}' is unknown (types: {})", type, kTypes));
+    }
+    return out;
+  }
+
+  ecs::Entity world_ = ecs::kNullEntity;
+  std::vector<Fault> faults_;
+  std::vector<Event> events_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_fault_injection() { return std::make_unique<FaultInjection>(); }
+
+}  // namespace kestrel::systems

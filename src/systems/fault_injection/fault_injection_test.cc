@@ -1,0 +1,148 @@
+// FaultInjection and LinearBattery on a hovering X3-class quadcopter.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/physics.h"
+#include "testing/quad_world.h"
+
+namespace kestrel::systems {
+namespace {
+
+namespace c = kestrel::components;
+using ::testing::HasSubstr;
+using testing::LoadedWorld;
+using testing::QuadOptions;
+
+std::string faults(const std::string& body) {
+  return R"(<plugin filename="kestrel-fault-injection-system"
+                    name="kestrel::systems::FaultInjection">)" +
+         body + "</plugin>";
+}
+
+constexpr const char* kBattery = R"(
+      <plugin filename="gz-sim-linearbatteryplugin-system"
+              name="gz::sim::systems::LinearBattery">
+        <battery_name>main</battery_name>
+        <voltage>16.8</voltage>
+        <open_circuit_voltage_constant_coef>16.8</open_circuit_voltage_constant_coef>
+        <open_circuit_voltage_linear_coef>-2.4</open_circuit_voltage_linear_coef>
+        <capacity>5</capacity>
+        <resistance>0</resistance>
+        <smooth_current_tau>0.001</smooth_current_tau>
+        <motor_efficiency>0.7</motor_efficiency>
+      </plugin>)";
+
+struct Hover {
+  explicit Hover(const std::string& world_extra, const std::string& model_extra = "") {
+    QuadOptions o;
+    o.z = 5;
+    o.velocity_control = true;
+    o.world_extra = world_extra;
+    o.model_extra = model_extra;
+    w = std::make_unique<LoadedWorld>(testing::quad_world(o));
+    model = w->find("w::quad");
+    base = w->find("w::quad::base_link");
+    w->r().get<c::VelocityControlEnable>(model).value = true;
+  }
+  double z() { return w->r().get<c::WorldPose>(base).value.Pos().Z(); }
+  std::unique_ptr<LoadedWorld> w;
+  ecs::Entity model, base;
+};
+
+TEST(FaultInjection, MotorFailureInHoverLosesAltitudeAndIsLogged) {
+  Hover h(faults(R"(<fault time="3" type="rotor" model="quad" rotor="1" efficiency="0"/>)"));
+  h.w->step(3000);
+  const double z_before = h.z();  // the velocity controller holds vz = 0 (not the altitude)
+  EXPECT_NEAR(h.w->r().get<c::WorldLinearVelocity>(h.base).value.Z(), 0.0, 0.01);
+  EXPECT_TRUE(h.w->r().get<c::FaultLog>(h.w->runner->world()).events.empty());
+  h.w->step(1);
+  const auto& log = h.w->r().get<c::FaultLog>(h.w->runner->world()).events;
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].time, from_seconds(3.0));
+  EXPECT_EQ(log[0].description, "rotor 1 of w::quad efficiency 0");
+  h.w->step(2000);
+  EXPECT_LT(h.z(), z_before - 1.0);
+  EXPECT_LT(h.w->r().get<c::RotorVelocities>(h.model).velocity[1], 1.0);
+}
+
+TEST(FaultInjection, PartialEfficiencyLossIsCompensatedByTheController) {
+  // 10 % loss on one rotor: the controller raises that rotor's speed and stays level; with
+  // proportional velocity control (no integral) it sinks slowly instead of falling.
+  Hover h(faults(R"(<fault time="2" type="rotor" model="quad" rotor="0" efficiency="0.9"/>)"));
+  h.w->step(2000);
+  const double z_before = h.z();
+  h.w->step(3000);
+  EXPECT_NEAR(h.z(), z_before, 1.0);
+  const auto up = h.w->r().get<c::WorldPose>(h.base).value.Rot().RotateVector({0, 0, 1});
+  EXPECT_GT(up.Z(), std::cos(5 * M_PI / 180));
+  const auto& v = h.w->r().get<c::RotorVelocities>(h.model).velocity;
+  EXPECT_GT(v[0], v[2]);
+}
+
+TEST(FaultInjection, GustAndDurationAreAppliedAndReverted) {
+  Hover h(faults(R"(<fault time="0.5" duration="1" type="wind_gust" velocity="8 0 0"/>)"));
+  h.w->step(1000);
+  EXPECT_EQ(h.w->r().get<c::WindGust>(h.w->runner->world()).linear_velocity,
+            ignition::math::Vector3d(8, 0, 0));
+  h.w->step(600);
+  EXPECT_EQ(h.w->r().get<c::WindGust>(h.w->runner->world()).linear_velocity,
+            ignition::math::Vector3d::Zero);
+  const auto& log = h.w->r().get<c::FaultLog>(h.w->runner->world()).events;
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[1].time, from_seconds(1.5));
+  EXPECT_THAT(log[1].description, HasSubstr("end of wind gust 8 0 0"));
+}
+
+TEST(FaultInjection, BadFaultsAreErrors) {
+  auto error = [](const std::string& f) {
+    try {
+      Hover h(faults(f));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_THAT(error(R"(<fault time="1" type="meteor"/>)"), HasSubstr("type 'meteor' is unknown"));
+  EXPECT_THAT(error(R"(<fault time="1" type="rotor" model="ghost" rotor="0" efficiency="0"/>)"),
+              HasSubstr("model 'ghost' is not a model of the world"));
+  EXPECT_THAT(error(R"(<fault type="rotor" model="quad" rotor="0" efficiency="0"/>)"),
+              HasSubstr("missing required attribute 'time'"));
+  EXPECT_THAT(error(R"(<fault time="1" type="gnss_loss" model="quad"/>)"),
+              HasSubstr("has no navsat sensor"));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_stop" sensor="quad::base_link::imu"/>)"),
+              HasSubstr("sensor 'quad::base_link::imu' is not a sensor"));
+}
+
+TEST(LinearBattery, HoverEnergyMatchesShaftPowerOverEfficiency) {
+  Hover h("", kBattery);
+  EXPECT_EQ(h.w->r().get<c::BatteryTopic>(h.model).topic, "/model/quad/battery/main/state");
+  h.w->step(2000);  // settle
+  const double e0 = h.w->r().get<c::Battery>(h.model).energy_used;
+  h.w->step(5000);
+  const auto& b = h.w->r().get<c::Battery>(h.model);
+  // Hover: each rotor T = m·g/4, shaft power kM·T·ω with ω = sqrt(T/kF); electrical = /0.7.
+  const double t = 1.52 * 9.8 / 4, w = std::sqrt(t / testing::kMotorConstant);
+  const double p = 4 * testing::kMomentConstant * t * w / 0.7;
+  EXPECT_NEAR((b.energy_used - e0) / 5.0, p, 0.03 * p);
+  EXPECT_NEAR(b.current, p / b.voltage, 0.05 * p / b.voltage);
+  EXPECT_LT(b.charge, 5.0);
+  EXPECT_NEAR(b.open_circuit_voltage, 16.8 - 2.4 * (1 - b.charge / 5), 1e-9);
+  EXPECT_FALSE(b.empty);
+}
+
+TEST(LinearBattery, BatteryDropToZeroEmptiesItAndTheVehicleFalls) {
+  Hover h(faults(R"(<fault time="2" type="battery_drop" model="quad" charge="0"/>)"), kBattery);
+  h.w->step(2000);
+  const double z = h.z();
+  h.w->step(1500);
+  EXPECT_TRUE(h.w->r().get<c::Battery>(h.model).empty);
+  EXPECT_LT(h.z(), z - 2.0);
+}
+
+}  // namespace
+}  // namespace kestrel::systems

@@ -1,0 +1,114 @@
+// LinearBattery: open-circuit voltage linear in the state of charge, an internal resistance, and
+// a load = constant power + rotor shaft power / motor efficiency. Per step (after the motors):
+//   load power → current (V = Voc − R·i, P = V·i) → smoothed current → charge → Battery.
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/plugin_params.h"
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "multicopter_control/multicopter_control.h"
+
+namespace kestrel::systems {
+namespace {
+
+namespace c = kestrel::components;
+
+constexpr const char* kParams =
+    "battery_name, voltage, open_circuit_voltage_constant_coef, "
+    "open_circuit_voltage_linear_coef, initial_charge, capacity, resistance, "
+    "smooth_current_tau, power_load, motor_efficiency, topic";
+
+class LinearBattery final : public System, public ISystemConfigure, public ISystemPreUpdate {
+ public:
+  int priority() const override { return priority::kPrePhysics + 1; }
+
+  void configure(ecs::Entity entity, const Element& config, ecs::Registry& r,
+                 sim::EventBus&) override {
+    if (!r.has<c::Model>(entity)) {
+      throw Error(config.where(), "LinearBattery must be declared inside a <model>");
+    }
+    model_ = entity;
+    const auto name = config.get<std::string>("battery_name");
+    const double nominal = get_positive(config, "voltage");
+    e0_ = get_positive_or(config, "open_circuit_voltage_constant_coef", nominal);
+    e1_ = config.get_or<double>("open_circuit_voltage_linear_coef", 0.0);
+    capacity_ = get_positive(config, "capacity");
+    const double initial = get_positive_or(config, "initial_charge", capacity_, true);
+    if (initial > capacity_) {
+      throw Error(
+          config.child("initial_charge")->where(),
+          fmt::format("<initial_charge> {} A·h exceeds <capacity> {} A·h", initial, capacity_));
+    }
+    resistance_ = get_positive_or(config, "resistance", 0.0, true);
+    tau_ = get_positive_or(config, "smooth_current_tau", 1.0);
+    power_load_ = get_positive_or(config, "power_load", 0.0, true);
+    efficiency_ = get_positive_or(config, "motor_efficiency", 0.7);
+    if (efficiency_ > 1) {
+      throw Error(config.child("motor_efficiency")->where(),
+                  fmt::format("<motor_efficiency> must be in (0, 1], found {}", efficiency_));
+    }
+    const auto topic = config.get_or<std::string>(
+        "topic", "/model/" + r.get<c::Name>(model_).value + "/battery/" + name + "/state");
+    reject_unknown_parameters(config, "LinearBattery", kParams);
+    name_ = r.scoped_name(model_) + "::" + name;
+    c::Battery b;
+    b.capacity = capacity_;
+    b.charge = initial;
+    b.percentage = initial / capacity_;
+    b.open_circuit_voltage = b.voltage = voltage_at(b.charge);
+    b.empty = initial <= 0;
+    r.set(model_, b);
+    r.set(model_, c::BatteryTopic{topic});
+  }
+
+  void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
+    if (info.paused || info.dt <= Duration{0}) return;
+    const double dt = to_seconds(info.dt);
+    auto& b = r.get<c::Battery>(model_);
+    double power = power_load_;
+    if (const auto* p = r.try_get<c::RotorShaftPower>(model_)) {
+      for (double w : p->watts) power += w / efficiency_;
+    }
+    const double voc = voltage_at(b.charge);
+    // P = (Voc − R·i)·i → the smaller root; beyond the maximum power the battery collapses.
+    double current = power / std::max(voc, 1e-9);
+    if (resistance_ > 0) {
+      const double disc = voc * voc - 4 * resistance_ * power;
+      current = disc >= 0 ? (voc - std::sqrt(disc)) / (2 * resistance_) : voc / (2 * resistance_);
+    }
+    if (b.empty) current = 0;
+    // Smoothed current (first order, tau) drains the charge.
+    b.current += (current - b.current) * (1 - std::exp(-dt / tau_));
+    const bool was_empty = b.empty;
+    b.charge = std::max(0.0, b.charge - b.current * dt / 3600.0);
+    b.percentage = b.charge / capacity_;
+    b.open_circuit_voltage = voltage_at(b.charge);
+    b.voltage = std::max(0.0, b.open_circuit_voltage - resistance_ * b.current);
+    b.power = b.voltage * b.current;
+    b.energy_used += b.power * dt;
+    b.empty = b.charge <= 0;
+    if (b.empty && !was_empty) {
+      spdlog::warn("[battery] {}: empty at t={:.3f} s: motors stop", name_,
+                   to_seconds(info.sim_time));
+    }
+  }
+
+ private:
+  double voltage_at(double charge) const { return e0_ + e1_ * (1 - charge / capacity_); }
+
+  ecs::Entity model_ = ecs::kNullEntity;
+  std::string name_;
+  double e0_ = 0, e1_ = 0, capacity_ = 0, resistance_ = 0, tau_ = 1, power_load_ = 0,
+         efficiency_ = 0.7;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_linear_battery() { return std::make_unique<LinearBattery>(); }
+
+}  // namespace kestrel::systems
