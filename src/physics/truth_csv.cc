@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
 
@@ -14,6 +15,8 @@ namespace {
 
 namespace c = kestrel::components;
 using ignition::math::Vector3d;
+
+constexpr std::size_t kRotorColumns = 8;  // rotor_0 … rotor_7
 
 class TruthCsv final : public System,
                        public ISystemConfigure,
@@ -28,7 +31,10 @@ class TruthCsv final : public System,
     if (o.rate_hz > 0) period_ = next_ = from_seconds(1.0 / o.rate_hz);
     file_ = std::fopen(o.path.c_str(), "w");
     if (!file_) throw Error(o.path, "cannot open the truth CSV file for writing");
-    std::fputs("sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz\n", file_);
+    std::fputs(
+        "sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,rotor_0,rotor_1,rotor_2,"
+        "rotor_3,rotor_4,rotor_5,rotor_6,rotor_7\n",
+        file_);
   }
   ~TruthCsv() override {
     if (file_) std::fclose(file_);  // flushes
@@ -58,10 +64,19 @@ class TruthCsv final : public System,
       const Vector3d v_M = v->value + w->value.Cross(X.Pos() - lp->value.Pos());
       const Vector3d w_M = X.Rot().RotateVectorReverse(w->value);
       line_.clear();
-      fmt::format_to(std::back_inserter(line_), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                     ts, row.name, X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(),
+      fmt::format_to(std::back_inserter(line_), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", ts,
+                     row.name, X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(),
                      X.Rot().Y(), X.Rot().Z(), v_M.X(), v_M.Y(), v_M.Z(), w_M.X(), w_M.Y(),
                      w_M.Z());
+      // rotor_0 … rotor_7 [rad/s] from RotorVelocities; empty cells without rotors.
+      const auto* rotors = r.try_get<c::RotorVelocities>(row.model);
+      for (std::size_t i = 0; i < kRotorColumns; ++i) {
+        line_.push_back(',');
+        if (rotors && i < rotors->velocity.size()) {
+          fmt::format_to(std::back_inserter(line_), "{}", rotors->velocity[i]);
+        }
+      }
+      line_.push_back('\n');
       std::fwrite(line_.data(), 1, line_.size(), file_);
     }
   }

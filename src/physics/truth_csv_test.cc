@@ -33,11 +33,14 @@ TEST(TruthCsv, OneRowPerMovingModelPerSample) {
   }
   const auto lines = lines_of(path);
   ASSERT_EQ(lines.size(), 11u);
-  EXPECT_EQ(lines[0], "sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz");
+  EXPECT_EQ(lines[0],
+            "sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,rotor_0,rotor_1,rotor_2,rotor_3,"
+            "rotor_4,rotor_5,rotor_6,rotor_7");
+  EXPECT_THAT(lines[10], ::testing::EndsWith(",,,,,,,,"));  // no rotors: 8 empty cells
   EXPECT_THAT(lines[1], ::testing::StartsWith("0.01,box,1,2,"));
   std::stringstream ss(lines[10]);
   std::vector<double> v;
-  for (std::string cell; std::getline(ss, cell, ',');) {
+  for (std::string cell; std::getline(ss, cell, ',') && v.size() < 15;) {
     if (v.size() == 1 && cell == "box") {
       v.push_back(0);
       continue;

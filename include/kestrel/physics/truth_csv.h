@@ -3,11 +3,13 @@
 ///
 /// A PostUpdate system writing, per sample, one row per moving (non-static) model directly under
 /// the world, with the header
-/// `sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz`:
+/// `sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,rotor_0,…,rotor_7`:
 /// sim_time [s] of the state (end of the step); model: its name; x y z: world ENU position of
 /// the model frame [m]; qw qx qy qz: its orientation (X_WM rotation); vx vy vz: world-frame
 /// linear velocity of the model frame origin [m/s]; wx wy wz: angular velocity in the model
 /// (body) frame [rad/s]. Velocities come from the model's canonical link (first link).
+/// rotor_0 … rotor_7: rotor speeds [rad/s] by actuator number from the model's
+/// components::RotorVelocities (multicopters); empty cells for models without rotors.
 /// Numbers are written in shortest round-trip form. The file is flushed when the system is
 /// destroyed (normal exit, SIGINT/SIGTERM via the Server's clean stop) and on flush().
 
