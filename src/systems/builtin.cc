@@ -4,8 +4,8 @@
 #include "kestrel/systems/builtin.h"
 
 #include "kestrel/physics/physics.h"
-#include "multicopter_control/multicopter_control.h"
-#include "multicopter_motor_model/multicopter_motor_model.h"
+#include "kestrel/sensors/sensors.h"
+#include "wind_effects/wind_effects.h"
 
 namespace kestrel::systems {
 
@@ -13,11 +13,15 @@ std::span<const BuiltinSystem> builtin_systems() {
   static const BuiltinSystem kSystems[] = {
       // name       factory                          default  serves sensors
       {"Physics", &physics::make_physics_system, true, ""},
-      {"MulticopterMotorModel", &make_multicopter_motor_model, false, ""},
-      {"MulticopterVelocityControl", &make_multicopter_velocity_control, false, ""},
-      {"MulticopterMission", &make_multicopter_mission, false, ""},
-      {"LinearBattery", &make_linear_battery, false, ""},
-      {"FaultInjection", &make_fault_injection, false, ""},
+      {"Imu", &sensors::make_imu_system, false, "imu"},
+      {"Magnetometer", &sensors::make_magnetometer_system, false, "magnetometer"},
+      {"AirPressure", &sensors::make_air_pressure_system, false, "air_pressure"},
+      {"Altimeter", &sensors::make_altimeter_system, false, "altimeter"},
+      {"NavSat", &sensors::make_navsat_system, false, "navsat gps"},
+      {"AirSpeed", &sensors::make_air_speed_system, false, "air_speed"},
+      {"ForceTorque", &sensors::make_force_torque_system, false, "force_torque"},
+      {"Contact", &sensors::make_contact_system, false, "contact"},
+      {"WindEffects", &make_wind_effects_system, false, ""},
   };
   return kSystems;
 }

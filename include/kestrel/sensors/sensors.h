@@ -1,0 +1,25 @@
+#pragma once
+/// @file Factories of Kestrel's sensor systems (listed in src/systems/builtin.cc).
+///
+/// Each system is attached to the world (Gazebo: a world <plugin>), serves every sensor entity
+/// of its SDF type(s), writes the reading components of components/sensors.h at each sensor's
+/// update_rate in sim time, and reads the sensor's parameters from its SDF element with loud
+/// getters (an unknown parameter is an Error). Parameters are listed in src/sensors/<name>/
+/// README.md. Noise streams are derived from components::WorldSeed and the scoped name.
+
+#include <memory>
+
+#include "kestrel/system.h"
+
+namespace kestrel::sensors {
+
+std::unique_ptr<System> make_imu_system();            ///< "imu" → ImuReading
+std::unique_ptr<System> make_magnetometer_system();   ///< "magnetometer" → MagnetometerReading
+std::unique_ptr<System> make_air_pressure_system();   ///< "air_pressure" → AirPressureReading
+std::unique_ptr<System> make_altimeter_system();      ///< "altimeter" → AltimeterReading
+std::unique_ptr<System> make_navsat_system();         ///< "navsat", "gps" → NavSatReading
+std::unique_ptr<System> make_air_speed_system();      ///< "air_speed" → AirSpeedReading
+std::unique_ptr<System> make_force_torque_system();   ///< "force_torque" → ForceTorqueReading
+std::unique_ptr<System> make_contact_system();        ///< "contact" → ContactReading
+
+}  // namespace kestrel::sensors

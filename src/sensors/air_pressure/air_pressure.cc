@@ -1,0 +1,69 @@
+// Barometer: static pressure of the standard atmosphere at reference_altitude + the sensor's
+// world z, with noise in pascal.
+
+#include "kestrel/sensors/environment.h"
+#include "kestrel/sensors/sensors.h"
+#include "sensors/common/sensor_system.h"
+#include "sensors/noise/noise.h"
+
+namespace kestrel::sensors {
+namespace {
+
+namespace c = components;
+
+struct BaroInstance {
+  ecs::Entity entity = ecs::kNullEntity;
+  Schedule schedule;
+  ecs::Entity link = ecs::kNullEntity;
+  ignition::math::Pose3d X_LS;
+  double reference_altitude = 0;
+  Noise noise;
+};
+
+class AirPressure final : public SensorSystem<BaroInstance> {
+ protected:
+  bool serves(std::string_view type) const override { return type == "air_pressure"; }
+
+  BaroInstance make(const SensorContext& ctx, ecs::Registry& r) override {
+    BaroInstance inst;
+    inst.link = ctx.parent;
+    inst.X_LS = ctx.X_PS;
+    const Element* el = sensor_type_element(*ctx.sensor->element, "air_pressure");
+    if (el) {
+      inst.reference_altitude = el->get_or<double>("reference_altitude", 0.0);
+      inst.noise = Noise(parse_axis_noise(el->child("pressure")),
+                         derive_seed(ctx.world_seed, ctx.scoped_name, "pressure"));
+      reject_unread(*el, "expected <reference_altitude>, <pressure>");
+    }
+    r.set<c::SensorTopic>(ctx.entity,
+                          {resolve_topic(r, ctx.entity, *ctx.sensor, "air_pressure")});
+    c::AirPressureReading reading;
+    reading.variance = inst.noise.variance();
+    r.set<c::AirPressureReading>(ctx.entity, reading);
+    return inst;
+  }
+
+  void sample(BaroInstance& inst, Duration t, ecs::Registry& r) override {
+    const auto* wp = r.try_get<c::WorldPose>(inst.link);
+    if (!wp) throw Error(r.describe(inst.link), "air_pressure link has no WorldPose");
+    const double z = compose(wp->value, inst.X_LS).Pos().Z();
+    const auto* atm = r.try_get<c::Atmosphere>(world());
+    double p;
+    try {
+      p = standard_atmosphere(inst.reference_altitude + z, atm ? *atm : c::Atmosphere{}).pressure;
+    } catch (const Error& e) {
+      throw Error(r.describe(inst.entity), e.what());
+    }
+    auto& out = r.get<c::AirPressureReading>(inst.entity);
+    out.pressure = inst.noise.apply(p, inst.schedule.since_last_s(t));
+    out.stamp = t;
+    ++out.sequence;
+    r.mark_changed<c::AirPressureReading>(inst.entity, ecs::ComponentState::kPeriodic);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_air_pressure_system() { return std::make_unique<AirPressure>(); }
+
+}  // namespace kestrel::sensors

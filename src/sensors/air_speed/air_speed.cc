@@ -1,0 +1,74 @@
+// Airspeed (pitot-static): differential pressure ½·ρ·u·|u| from the air-relative velocity along
+// the sensor's x axis (world wind from components::Wind), density and temperature of the
+// standard atmosphere at the sensor's world z.
+
+#include <cmath>
+
+#include "kestrel/sensors/environment.h"
+#include "kestrel/sensors/sensors.h"
+#include "sensors/common/sensor_system.h"
+#include "sensors/noise/noise.h"
+
+namespace kestrel::sensors {
+namespace {
+
+namespace c = components;
+using ignition::math::Vector3d;
+
+struct AirSpeedInstance {
+  ecs::Entity entity = ecs::kNullEntity;
+  Schedule schedule;
+  ecs::Entity link = ecs::kNullEntity;
+  ignition::math::Pose3d X_LS;
+  Noise noise;
+};
+
+class AirSpeed final : public SensorSystem<AirSpeedInstance> {
+ protected:
+  bool serves(std::string_view type) const override { return type == "air_speed"; }
+
+  AirSpeedInstance make(const SensorContext& ctx, ecs::Registry& r) override {
+    AirSpeedInstance inst;
+    inst.link = ctx.parent;
+    inst.X_LS = ctx.X_PS;
+    const Element* el = sensor_type_element(*ctx.sensor->element, "air_speed");
+    if (el) {
+      inst.noise = Noise(parse_axis_noise(el->child("pressure")),
+                         derive_seed(ctx.world_seed, ctx.scoped_name, "pressure"));
+      reject_unread(*el, "expected <pressure>");
+    }
+    r.set<c::SensorTopic>(ctx.entity, {resolve_topic(r, ctx.entity, *ctx.sensor, "air_speed")});
+    c::AirSpeedReading reading;
+    reading.variance = inst.noise.variance();
+    r.set<c::AirSpeedReading>(ctx.entity, reading);
+    return inst;
+  }
+
+  void sample(AirSpeedInstance& inst, Duration t, ecs::Registry& r) override {
+    const FrameState s = frame_state(r, inst.link, inst.X_LS);
+    const auto* wind = r.try_get<c::Wind>(world());
+    const Vector3d v_air_W = s.v_W - (wind ? wind->linear_velocity : Vector3d::Zero);
+    const double u = s.X_WS.Rot().Inverse().RotateVector(v_air_W).X();
+    const auto* atm = r.try_get<c::Atmosphere>(world());
+    AirState air;
+    try {
+      air = standard_atmosphere(s.X_WS.Pos().Z(), atm ? *atm : c::Atmosphere{});
+    } catch (const Error& e) {
+      throw Error(r.describe(inst.entity), e.what());
+    }
+    auto& out = r.get<c::AirSpeedReading>(inst.entity);
+    out.diff_pressure = inst.noise.apply(0.5 * air.density * u * std::abs(u),
+                                         inst.schedule.since_last_s(t));
+    out.temperature = air.temperature;
+    out.density = air.density;
+    out.stamp = t;
+    ++out.sequence;
+    r.mark_changed<c::AirSpeedReading>(inst.entity, ecs::ComponentState::kPeriodic);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_air_speed_system() { return std::make_unique<AirSpeed>(); }
+
+}  // namespace kestrel::sensors

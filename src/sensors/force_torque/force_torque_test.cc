@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include "kestrel/components/physics.h"
+#include "kestrel/components/sensors.h"
+#include "kestrel/sensors/sensors.h"
+#include "sensors/common/test_util.h"
+#include "sensors/common/test_world.h"
+
+namespace kestrel::sensors {
+namespace {
+
+namespace c = components;
+using testing::expect_near;
+using testing::TestWorld;
+
+// A 2 kg bob hanging 0.5 m below a revolute joint to the world, at rest.
+std::string pendulum(const std::string& ft) {
+  return R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
+    <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+    <gravity>0 0 -9.81</gravity>
+    <model name="p"><pose>0 0 2 0 0 0</pose><link name="bob">
+      <inertial><pose>0 0 -0.5 0 0 0</pose><mass>2</mass>
+        <inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial></link>
+      <joint name="hinge" type="revolute"><parent>world</parent><child>bob</child>
+        <axis><xyz>1 0 0</xyz></axis>
+        <sensor name="ft" type="force_torque"><update_rate>100</update_rate>)" +
+         ft + R"(</sensor></joint></model></world></sdf>)";
+}
+
+c::ForceTorqueReading measure(const std::string& ft) {
+  TestWorld w(pendulum(ft));
+  w.add(make_force_torque_system());
+  w.start();
+  w.step(200);
+  const ecs::Entity s = w.find("w::p::hinge::ft");
+  EXPECT_EQ(w.r().get<c::SensorTopic>(s).topic,
+            "/world/w/model/p/joint/hinge/sensor/ft/forcetorque");
+  return w.r().get<c::ForceTorqueReading>(s);
+}
+
+TEST(ForceTorque, ChildToParentInTheChildFrameByDefault) {
+  const auto r = measure("");
+  EXPECT_EQ(r.sequence, 20u);
+  // The bob pulls the world down with its weight; no torque about the hinge at rest.
+  expect_near(r.force, {0, 0, -2 * 9.81}, 1e-3);
+  expect_near(r.torque, {0, 0, 0}, 1e-3);
+}
+
+TEST(ForceTorque, ParentToChildInTheSensorFrame) {
+  // Sensor rolled +90° about x: the joint's z axis is the sensor's y axis.
+  const auto r = measure(R"(<pose>0 0 0 1.5707963267948966 0 0</pose><force_torque>
+      <frame>sensor</frame><measure_direction>parent_to_child</measure_direction></force_torque>)");
+  EXPECT_EQ(r.frame, c::WrenchFrame::kSensor);
+  expect_near(r.force, {0, 2 * 9.81, 0}, 1e-3);
+}
+
+TEST(ForceTorque, BadFrameIsAnError) {
+  TestWorld w(pendulum("<force_torque><frame>joint</frame></force_torque>"));
+  w.add(make_force_torque_system());
+  EXPECT_THROW(w.start(), Error);
+}
+
+}  // namespace
+}  // namespace kestrel::sensors

@@ -1,0 +1,175 @@
+// WindEffects: the mean wind is the world's <wind><linear_velocity> (components::Wind at load);
+// each step the horizontal magnitude and direction follow first-order lags with sine and noise
+// terms, the vertical component gets noise, an optional discrete "1 − cos" gust is added, the
+// result is written to components::Wind, and every link with EnableWind is pushed by
+// F = k · m · (wind − v_com) at its centre of mass (k = force_approximation_scaling_factor).
+
+#include "wind_effects.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/physics.h"
+#include "kestrel/components/world.h"
+#include "sensors/common/sensor_system.h"
+#include "sensors/noise/noise.h"
+
+namespace kestrel::systems {
+namespace {
+
+namespace c = components;
+using ignition::math::Vector3d;
+using sensors::Noise;
+using sensors::reject_unread;
+
+constexpr double kTwoPi = 2.0 * std::numbers::pi;
+constexpr double kDeg = std::numbers::pi / 180.0;
+
+// One filtered, oscillating, noisy scalar (Gazebo's horizontal magnitude or direction).
+struct Channel {
+  double time_for_rise = 0;  // first-order lag time constant [s]; 0 = none
+  double sin_amplitude = 0;  // magnitude: fraction of the mean; direction: degrees
+  double sin_period = 0;     // [s]; <= 0 = no sine
+  Noise noise;
+  double state = 0;
+
+  double step(double mean, double t, double dt, double amplitude_scale) {
+    const double k = time_for_rise > 0 ? dt / (dt + time_for_rise) : 1.0;
+    state = k * mean + (1.0 - k) * state;
+    double v = state;
+    if (sin_period > 0) v += sin_amplitude * amplitude_scale * std::sin(kTwoPi * t / sin_period);
+    return noise.apply(v, dt);
+  }
+};
+
+class WindEffects final : public System,
+                          public ISystemConfigure,
+                          public ISystemPreUpdate,
+                          public ISystemReset {
+ public:
+  int priority() const override { return priority::kPrePhysics; }
+
+  void configure(ecs::Entity entity, const Element& config, ecs::Registry& r,
+                 sim::EventBus&) override {
+    world_ = entity;
+    if (!r.has<c::World>(world_)) {
+      throw Error(config.where(), "WindEffects must be attached to the world, found " +
+                                      r.describe(entity));
+    }
+    const auto* wind = r.try_get<c::Wind>(world_);
+    mean_ = wind ? wind->linear_velocity : Vector3d::Zero;
+    if (!wind) r.add<c::Wind>(world_, c::Wind{mean_});
+    const std::string scoped = r.scoped_name(world_);
+    const std::uint64_t seed =
+        r.has<c::WorldSeed>(world_) ? r.get<c::WorldSeed>(world_).value : 0;
+    auto noise = [&](const Element* parent, const char* channel) {
+      const Element* n = parent ? parent->child("noise") : nullptr;
+      return Noise(sensors::parse_noise(n), sensors::derive_seed(seed, scoped, channel));
+    };
+
+    k_ = config.get_or<double>("force_approximation_scaling_factor", 1.0);
+    if (!(k_ >= 0) || !std::isfinite(k_)) {
+      throw Error(config.where(), "<force_approximation_scaling_factor> must be >= 0 [1/s]");
+    }
+    const Element* h = config.child("horizontal");
+    const Element* mag = h ? h->child("magnitude") : nullptr;
+    const Element* dir = h ? h->child("direction") : nullptr;
+    read_channel(mag, "amplitude_percent", magnitude_);
+    magnitude_.noise = noise(mag, "wind/magnitude");
+    read_channel(dir, "amplitude", direction_);
+    direction_.noise = noise(dir, "wind/direction");
+    const Element* v = config.child("vertical");
+    vertical_ = noise(v, "wind/vertical");
+    if (mag) reject_unread(*mag, "expected <time_for_rise>, <sin>, <noise>");
+    if (dir) reject_unread(*dir, "expected <time_for_rise>, <sin>, <noise>");
+    if (h) reject_unread(*h, "expected <magnitude>, <direction>");
+    if (v) reject_unread(*v, "expected <noise>");
+    if (const Element* g = config.child("gust")) {
+      gust_start_ = from_seconds(g->get<double>("start"));
+      gust_duration_ = from_seconds(g->get<double>("duration"));
+      gust_velocity_ = g->get<Vector3d>("velocity");
+      if (gust_duration_ <= Duration{0}) {
+        throw Error(g->where(), "<gust><duration> must be > 0 [s]");
+      }
+      reject_unread(*g, "expected <start>, <duration>, <velocity>");
+    }
+    for (const char* key : {"gz:system_priority", "ignition:system_priority"}) config.child(key);
+    reject_unread(config, "expected <force_approximation_scaling_factor>, <horizontal>, "
+                          "<vertical>, <gust>");
+    // The filters rise from calm (magnitude 0) and start at the mean direction.
+    direction_.state = std::atan2(mean_.Y(), mean_.X()) / kDeg;
+    initial_ = State{magnitude_, direction_, vertical_};
+  }
+
+  void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
+    if (info.dt <= Duration{0}) return;
+    const double t = to_seconds(info.sim_time), dt = to_seconds(info.dt);
+    const double mean_mag = std::hypot(mean_.X(), mean_.Y());
+    const double mean_dir = std::atan2(mean_.Y(), mean_.X()) / kDeg;
+    const double m = magnitude_.step(mean_mag, t, dt, mean_mag);
+    const double d = direction_.step(mean_dir, t, dt, 1.0) * kDeg;
+    Vector3d wind(m * std::cos(d), m * std::sin(d), vertical_.apply(mean_.Z(), dt));
+    if (gust_duration_ > Duration{0} && info.sim_time >= gust_start_ &&
+        info.sim_time < gust_start_ + gust_duration_) {
+      const double phase = to_seconds(info.sim_time - gust_start_) / to_seconds(gust_duration_);
+      wind += gust_velocity_ * (0.5 * (1.0 - std::cos(kTwoPi * phase)));
+    }
+    r.get<c::Wind>(world_).linear_velocity = wind;
+    r.mark_changed<c::Wind>(world_, ecs::ComponentState::kPeriodic);
+    if (k_ == 0) return;
+
+    r.each<c::EnableWind, c::Link>([&](ecs::Entity e, const c::EnableWind& ew, const c::Link&) {
+      if (!ew.value) return;
+      const auto* inertial = r.try_get<c::Inertial>(e);
+      const auto* pose = r.try_get<c::WorldPose>(e);
+      const auto* v = r.try_get<c::WorldLinearVelocity>(e);
+      if (!inertial || !pose || !v) return;  // not simulated (static): wind cannot move it
+      const auto* w = r.try_get<c::WorldAngularVelocity>(e);
+      const Vector3d r_com = pose->value.Rot().RotateVector(inertial->value.Pose().Pos());
+      const Vector3d v_com = v->value + (w ? w->value.Cross(r_com) : Vector3d::Zero);
+      const Vector3d f = k_ * inertial->value.MassMatrix().Mass() * (wind - v_com);
+      auto* cmd = r.try_get<c::ExternalWorldWrenchCmd>(e);
+      if (!cmd) cmd = &r.add<c::ExternalWorldWrenchCmd>(e);
+      cmd->force += f;
+      cmd->torque += r_com.Cross(f);
+    });
+  }
+
+  void reset(const UpdateInfo&, ecs::Registry&) override {
+    magnitude_ = initial_.magnitude;
+    direction_ = initial_.direction;
+    vertical_ = initial_.vertical;
+  }
+
+ private:
+  static void read_channel(const Element* e, const char* amplitude, Channel& ch) {
+    if (!e) return;
+    ch.time_for_rise = e->get_or<double>("time_for_rise", 0.0);
+    if (!(ch.time_for_rise >= 0)) throw Error(e->where(), "<time_for_rise> must be >= 0 [s]");
+    if (const Element* s = e->child("sin")) {
+      ch.sin_amplitude = s->get_or<double>(amplitude, 0.0);
+      ch.sin_period = s->get_or<double>("period", 0.0);
+      reject_unread(*s, std::string("expected <") + amplitude + ">, <period>");
+    }
+  }
+
+  struct State {
+    Channel magnitude, direction;
+    Noise vertical;
+  };
+  ecs::Entity world_ = ecs::kNullEntity;
+  Vector3d mean_;
+  double k_ = 1.0;
+  Channel magnitude_, direction_;
+  Noise vertical_;
+  Duration gust_start_{0}, gust_duration_{0};
+  Vector3d gust_velocity_;
+  State initial_;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_wind_effects_system() { return std::make_unique<WindEffects>(); }
+
+}  // namespace kestrel::systems

@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kestrel/components/physics.h"
+#include "kestrel/components/world.h"
+#include "sensors/common/test_util.h"
+#include "sensors/common/test_world.h"
+#include "systems/wind_effects/wind_effects.h"
+
+namespace kestrel::systems {
+namespace {
+
+namespace c = components;
+using sensors::testing::expect_near;
+using sensors::testing::TestWorld;
+
+std::string world(bool enable_wind) {
+  return std::string(R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
+    <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+    <wind><linear_velocity>4 -2 0.5</linear_velocity></wind>
+    <model name="m"><pose>0 0 10 0 0 0</pose><link name="l"><gravity>false</gravity>)") +
+         "<enable_wind>" + (enable_wind ? "true" : "false") + R"(</enable_wind>
+      <inertial><mass>3</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
+    </link></model></world></sdf>)";
+}
+
+void add_wind(TestWorld& w, const std::string& plugin) {
+  w.runner->add_system(make_wind_effects_system(), w.runner->world(), Element::parse(plugin),
+                       "WindEffects", "test");
+}
+
+TEST(WindEffects, DragFollowsTheForceFormula) {
+  // F = k m (w - v) and nothing else: v(t) = w (1 - exp(-k t)) for a body starting at rest.
+  TestWorld w(world(true));
+  add_wind(w, "<plugin><force_approximation_scaling_factor>2</force_approximation_scaling_factor>"
+              "</plugin>");
+  w.start();
+  w.step(1000);
+  const ignition::math::Vector3d wind(4, -2, 0.5);
+  expect_near(w.r().get<c::Wind>(w.runner->world()).linear_velocity, wind, 1e-12);
+  const auto v = w.r().get<c::WorldLinearVelocity>(w.find("w::m::l")).value;
+  // Explicit integration of v' = k (w - v) with dt: v_n = w (1 - (1 - k dt)^n) (±1e-3 relative).
+  expect_near(v, wind * (1 - std::exp(-2.0 * 1.0)), 2e-3);
+}
+
+TEST(WindEffects, LinksWithoutEnableWindAreNotPushed) {
+  TestWorld w(world(false));
+  add_wind(w, "<plugin/>");
+  w.start();
+  w.step(100);
+  expect_near(w.r().get<c::WorldLinearVelocity>(w.find("w::m::l")).value, {0, 0, 0}, 1e-12);
+}
+
+TEST(WindEffects, RiseSineNoiseAndGust) {
+  TestWorld w(world(false), 3);
+  add_wind(w, R"(<plugin><horizontal><magnitude><time_for_rise>1</time_for_rise>
+      <sin><amplitude_percent>0.1</amplitude_percent><period>2</period></sin></magnitude>
+      <direction><noise type="gaussian"><stddev>1</stddev></noise></direction></horizontal>
+      <vertical><noise type="gaussian"><stddev>0.05</stddev></noise></vertical>
+      <gust><start>3</start><duration>1</duration><velocity>0 0 6</velocity></gust></plugin>)");
+  w.start();
+  const auto& wind = w.r().get<c::Wind>(w.runner->world()).linear_velocity;
+  w.step(1);
+  EXPECT_LT(std::hypot(wind.X(), wind.Y()), 0.01);  // rises from calm
+  w.step(2999);                                      // t = 3 s: filter settled, sine at 0
+  const double mean = std::hypot(4, -2);
+  EXPECT_NEAR(std::hypot(wind.X(), wind.Y()), mean, mean * 0.01);
+  w.step(500);  // mid-gust: + 6 m/s up
+  EXPECT_NEAR(wind.Z(), 0.5 + 6, 0.25);
+  w.step(600);  // after the gust
+  EXPECT_NEAR(wind.Z(), 0.5, 0.25);
+  // Reset reproduces a fresh run.
+  std::vector<double> a, b;
+  w.runner->reset_now();
+  for (int i = 0; i < 50; ++i) {
+    w.step();
+    a.push_back(wind.X());
+    a.push_back(wind.Z());
+  }
+  TestWorld fresh(world(false), 3);
+  add_wind(fresh, R"(<plugin><horizontal><magnitude><time_for_rise>1</time_for_rise>
+      <sin><amplitude_percent>0.1</amplitude_percent><period>2</period></sin></magnitude>
+      <direction><noise type="gaussian"><stddev>1</stddev></noise></direction></horizontal>
+      <vertical><noise type="gaussian"><stddev>0.05</stddev></noise></vertical>
+      <gust><start>3</start><duration>1</duration><velocity>0 0 6</velocity></gust></plugin>)");
+  fresh.start();
+  const auto& wind2 = fresh.r().get<c::Wind>(fresh.runner->world()).linear_velocity;
+  for (int i = 0; i < 50; ++i) {
+    fresh.step();
+    b.push_back(wind2.X());
+    b.push_back(wind2.Z());
+  }
+  EXPECT_EQ(a, b);
+}
+
+TEST(WindEffects, UnknownParameterIsAnError) {
+  TestWorld w(world(true));
+  add_wind(w, "<plugin><force_aproximation_scaling_factor>1</force_aproximation_scaling_factor>"
+              "</plugin>");
+  EXPECT_THROW(w.start(), Error);
+}
+
+}  // namespace
+}  // namespace kestrel::systems
