@@ -5,6 +5,8 @@
 
 #include "kestrel/physics/physics.h"
 #include "kestrel/sensors/sensors.h"
+#include "multicopter_control/multicopter_control.h"
+#include "multicopter_motor_model/multicopter_motor_model.h"
 #include "wind_effects/wind_effects.h"
 
 namespace kestrel::systems {
@@ -22,6 +24,11 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"ForceTorque", &sensors::make_force_torque_system, false, "force_torque"},
       {"Contact", &sensors::make_contact_system, false, "contact"},
       {"WindEffects", &make_wind_effects_system, false, ""},
+      {"MulticopterMotorModel", &make_multicopter_motor_model, false, ""},
+      {"MulticopterVelocityControl", &make_multicopter_velocity_control, false, ""},
+      {"MulticopterMission", &make_multicopter_mission, false, ""},
+      {"LinearBattery", &make_linear_battery, false, ""},
+      {"FaultInjection", &make_fault_injection, false, ""},
   };
   return kSystems;
 }
