@@ -6,6 +6,7 @@
 #include "kestrel/physics/physics.h"
 #include "kestrel/sdf/check.h"
 #include "kestrel/sdf/world_setup.h"
+#include "kestrel/systems/swarm.h"
 
 namespace kestrel::cli {
 namespace {
@@ -56,11 +57,29 @@ void add_export_mjcf(CLI::App& app, std::function<int()>& selected) {
   });
 }
 
+// kestrel make-swarm N [-o FILE] (src/systems/multicopter_control/swarm.cc).
+void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
+  auto o = std::make_shared<systems::SwarmOptions>();
+  auto out = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand(
+      "make-swarm", "Write a world of N X3-class quadcopters, each flying its own pattern.");
+  cmd->add_option("N", o->count, "Number of vehicles")->required()->check(CLI::Range(1, 100000));
+  cmd->add_option("-o,--output", *out, "Output world file (default: stdout)");
+  cmd->add_option("--spacing", o->spacing, "Take-off grid spacing / 3 [m] (default 4)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--sensors", o->sensors, "Give every vehicle IMU, magnetometer, barometer, GNSS");
+  cmd->add_option("--wind", o->wind, "Wind from the west [m/s] (default 0)");
+  cmd->callback([&selected, o, out] {
+    selected = [o, out] { return systems::run_make_swarm_command(*o, *out); };
+  });
+}
+
 }  // namespace
 
 void add_module_commands(CLI::App& app, std::function<int()>& selected) {
   add_check(app, selected);
   add_export_mjcf(app, selected);
+  add_make_swarm(app, selected);
 }
 
 }  // namespace kestrel::cli

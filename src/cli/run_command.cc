@@ -14,6 +14,7 @@
 #include "cli/world.h"
 #include "kestrel/components/model.h"
 #include "kestrel/sim/server.h"
+#include "kestrel/systems/mission_monitor.h"
 
 namespace kestrel::cli {
 namespace {
@@ -35,7 +36,9 @@ struct RunArgs {
 // A one-line live status on a terminal, refreshed a few times a second from its own thread.
 class StatusLine {
  public:
-  StatusLine(const sim::Runner& runner, bool enabled) : runner_(runner) {
+  StatusLine(const sim::Runner& runner, bool enabled,
+             const systems::MissionMonitor* missions = nullptr)
+      : runner_(runner), missions_(missions) {
     if (!enabled) return;
     thread_ = std::thread([this] {
       std::unique_lock lock(m_);
@@ -56,11 +59,13 @@ class StatusLine {
  private:
   void print() {
     const auto s = runner_.stats();
-    std::fprintf(stderr, "\r\033[Ksim %10.3f s  RTF %7.2f  %9.0f it/s  %s", to_seconds(s.sim_time),
-                 s.rtf, s.iterations_per_s, s.paused ? "[paused]" : "");
+    std::fprintf(stderr, "\r\033[Ksim %10.3f s  RTF %7.2f  %9.0f it/s  %s%s",
+                 to_seconds(s.sim_time), s.rtf, s.iterations_per_s, s.paused ? "[paused]" : "",
+                 missions_ ? ("  " + missions_->status()).c_str() : "");
     std::fflush(stderr);
   }
   const sim::Runner& runner_;
+  const systems::MissionMonitor* missions_;
   std::thread thread_;
   std::mutex m_;
   std::condition_variable cv_;
@@ -79,6 +84,9 @@ int run(const RunArgs& a) {
   ws.truth_rate_hz = a.truth_rate;
   auto runner = load_world(ws);
   sim::Runner& r = *runner;
+  // Multicopter missions (src/systems/multicopter_control): live status, the run ends when every
+  // mission is over, a summary, and exit code 0 only if every mission completed.
+  const auto missions = systems::MissionMonitor::attach(r);
 
   sim::Server server;
   server.add(std::move(runner));
@@ -101,7 +109,7 @@ int run(const RunArgs& a) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   {
-    StatusLine status(r, !a.quiet && isatty(STDERR_FILENO));
+    StatusLine status(r, !a.quiet && isatty(STDERR_FILENO), missions.get());
     server.run(limits);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -116,6 +124,10 @@ int run(const RunArgs& a) {
                 r.registry().count<components::Model>() ? "" : " (empty world)");
     print_world_summary(r);
     if (!a.truth_csv.empty()) std::printf("  ground truth written to %s\n", a.truth_csv.c_str());
+  }
+  if (missions) {
+    if (!a.quiet) missions->print_summary(stdout);
+    return missions->exit_code();
   }
   return 0;
 }

@@ -27,7 +27,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"MulticopterMotorModel", &make_multicopter_motor_model, false, ""},
       {"MulticopterVelocityControl", &make_multicopter_velocity_control, false, ""},
       {"MulticopterMission", &make_multicopter_mission, false, ""},
-      {"LinearBattery", &make_linear_battery, false, ""},
+      {"LinearBatteryPlugin", &make_linear_battery, false, ""},
       {"FaultInjection", &make_fault_injection, false, ""},
   };
   return kSystems;

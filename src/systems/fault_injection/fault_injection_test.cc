@@ -26,7 +26,7 @@ std::string faults(const std::string& body) {
 
 constexpr const char* kBattery = R"(
       <plugin filename="gz-sim-linearbatteryplugin-system"
-              name="gz::sim::systems::LinearBattery">
+              name="gz::sim::systems::LinearBatteryPlugin">
         <battery_name>main</battery_name>
         <voltage>16.8</voltage>
         <open_circuit_voltage_constant_coef>16.8</open_circuit_voltage_constant_coef>

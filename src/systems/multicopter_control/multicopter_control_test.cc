@@ -161,3 +161,57 @@ TEST(MulticopterMission, BadMissionsAreErrors) {
 
 }  // namespace
 }  // namespace kestrel::systems
+
+#include "kestrel/sdf/world_loader.h"
+#include "kestrel/systems/mission_monitor.h"
+#include "kestrel/systems/swarm.h"
+
+namespace kestrel::systems {
+namespace {
+
+TEST(MakeSwarm, EveryVehicleFliesItsOwnPatternAndLands) {
+  SwarmOptions o;
+  o.count = 4;  // one of each pattern: square, triangle, hexagon, line
+  LoadedWorld w(make_swarm_world(o));
+  EXPECT_EQ(w.r().count<c::MissionState>(), 4u);
+  const auto monitor = MissionMonitor::attach(*w.runner);
+  ASSERT_NE(monitor, nullptr);
+  w.runner->run(std::nullopt, from_seconds(120));  // the monitor stops the run when all are done
+  EXPECT_LT(w.t(), 119.0);
+  const auto vehicles = monitor->vehicles();
+  ASSERT_EQ(vehicles.size(), 4u);
+  for (const auto& v : vehicles) {
+    EXPECT_EQ(v.phase, "completed") << v.name << ": " << v.reason;
+    EXPECT_LE(v.max_tracking_error, 0.5) << v.name;
+  }
+  EXPECT_EQ(monitor->exit_code(), 0);
+  EXPECT_THROW(make_swarm_world({0}), Error);
+}
+
+TEST(MissionMonitor, ReportsAFailedMissionWithExitCode1) {
+  QuadOptions o;
+  o.z = 0.06;
+  o.ground = true;
+  o.velocity_control = true;
+  o.model_extra = kSquareMission;
+  o.world_extra = R"(<plugin filename="kestrel-fault-injection-system"
+      name="kestrel::systems::FaultInjection">
+      <fault time="6" type="rotor" model="quad" rotor="2" efficiency="0"/></plugin>)";
+  LoadedWorld w(testing::quad_world(o));
+  const auto monitor = MissionMonitor::attach(*w.runner);
+  w.runner->run(std::nullopt, from_seconds(60));
+  EXPECT_EQ(monitor->exit_code(), 1);
+  const auto v = monitor->vehicles().at(0);
+  EXPECT_EQ(v.phase, "failed");
+  EXPECT_THAT(v.reason, HasSubstr("attitude lost"));
+  EXPECT_EQ(monitor->faults(), 1u);
+  char buf[4096] = {};
+  std::FILE* f = fmemopen(buf, sizeof buf, "w");
+  monitor->print_summary(f);
+  std::fclose(f);
+  EXPECT_THAT(std::string(buf), HasSubstr("mission: NOT completed (0 of 1 vehicles)"));
+  EXPECT_THAT(std::string(buf), HasSubstr("faults injected: 1"));
+}
+
+}  // namespace
+}  // namespace kestrel::systems

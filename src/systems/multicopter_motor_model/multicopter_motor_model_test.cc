@@ -6,12 +6,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
+#include "kestrel/physics/truth_csv.h"
 #include "testing/quad_world.h"
 
 namespace kestrel::systems {
@@ -332,6 +334,34 @@ TEST(MulticopterMotorModel, GazeboTestQuadcopterFliesUpAndHoversNear650) {
   const double hover = 0.5 * (lo + hi);
   EXPECT_NEAR(hover, 650, 50);
   EXPECT_NEAR(hover, std::sqrt(1.52 * 9.8 / (4 * 8.54858e-06)), 5);
+}
+
+}  // namespace
+}  // namespace kestrel::systems
+
+namespace kestrel::systems {
+namespace {
+
+TEST(MulticopterMotorModel, TruthCsvHasRotorColumns) {
+  const auto path = testing::write_temp("", ".csv");
+  {
+    LoadedWorld w(testing::quad_world({}), false);
+    w.runner->add_system(physics::make_truth_csv_system({path.string(), 0}), w.runner->world(),
+                         Element::empty("plugin"), "truth", "test");
+    w.runner->configure();
+    const auto model = w.find("w::quad");
+    w.r().get<c::RotorVelocities>(model).velocity = {100, 200, 300, 400};
+    w.r().get<c::ActuatorCommands>(model).velocity = {100, 200, 300, 400};
+    w.step(1);
+  }
+  std::ifstream in(path);
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_THAT(header,
+              HasSubstr(",rotor_0,rotor_1,rotor_2,rotor_3,rotor_4,rotor_5,rotor_6,rotor_7"));
+  EXPECT_THAT(row, ::testing::EndsWith(",100,200,300,400,,,,"));
+  std::filesystem::remove(path);
 }
 
 }  // namespace
