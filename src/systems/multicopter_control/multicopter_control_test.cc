@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
@@ -211,6 +213,37 @@ TEST(MissionMonitor, ReportsAFailedMissionWithExitCode1) {
   std::fclose(f);
   EXPECT_THAT(std::string(buf), HasSubstr("mission: NOT completed (0 of 1 vehicles)"));
   EXPECT_THAT(std::string(buf), HasSubstr("faults injected: 1"));
+}
+
+}  // namespace
+}  // namespace kestrel::systems
+
+namespace kestrel::systems {
+namespace {
+
+TEST(X3MissionWorld, CompletesWithTrackingErrorUnderHalfAMetre) {
+  sim::Runner::Options ro;
+  ro.real_time_factor = 0;
+  sim::Runner runner(ro);
+  sdf::load_world_into_runner(std::filesystem::path(KESTREL_SOURCE_DIR) / "worlds/x3_mission.sdf",
+                              runner);
+  runner.configure();
+  const auto monitor = MissionMonitor::attach(runner);
+  ASSERT_NE(monitor, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  runner.run(std::nullopt, from_seconds(150));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto v = monitor->vehicles().at(0);
+  EXPECT_EQ(v.phase, "completed") << v.reason;
+  EXPECT_LE(v.max_tracking_error, 0.5);
+  EXPECT_GT(v.energy_used, 0);
+  EXPECT_EQ(monitor->exit_code(), 0);
+  std::printf(
+      "x3_mission: flight %.1f s, max tracking error %.3f m, energy %.0f J, %llu steps "
+      "in %.2f s wall (%.0f steps/s)\n",
+      v.flight_time, v.max_tracking_error, v.energy_used,
+      static_cast<unsigned long long>(runner.info().iterations), wall,
+      runner.info().iterations / wall);
 }
 
 }  // namespace
