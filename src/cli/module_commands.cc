@@ -7,6 +7,7 @@
 #include "kestrel/sdf/check.h"
 #include "kestrel/sdf/world_setup.h"
 #include "kestrel/systems/swarm.h"
+#include "kestrel/transport/cli.h"
 
 namespace kestrel::cli {
 namespace {
@@ -74,12 +75,103 @@ void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
   });
 }
 
+// kestrel topic / service / model (src/transport): Gazebo's tools against a running world.
+void add_topic(CLI::App& app, std::function<int()>& selected) {
+  auto o = std::make_shared<transport::TopicOptions>();
+  auto* cmd = app.add_subcommand("topic", "List, inspect, echo and publish transport topics.");
+  auto* l = cmd->add_flag("-l,--list", "List topics");
+  auto* i = cmd->add_flag("-i,--info", "Publishers of a topic (with -t)");
+  auto* e = cmd->add_flag("-e,--echo", "Print messages of a topic (with -t)");
+  auto* p = cmd->add_flag("-p,--pub", "Publish one message (with -t, -m and the text)");
+  cmd->add_option("-t,--topic", o->topic, "Topic name");
+  cmd->add_option("-m,--msgtype", o->msgtype, "Message type, e.g. ignition.msgs.StringMsg");
+  cmd->add_option("-n,--num", o->count, "Echo: exit after N messages")->check(CLI::PositiveNumber);
+  cmd->add_option("-d,--duration", o->duration, "Echo: exit after SEC seconds")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", o->json, "Echo: one JSON object per line");
+  cmd->add_option("text", o->payload, "Publish: the message in protobuf text format");
+  cmd->callback([&selected, o, l, i, e, p] {
+    selected = [o, l, i, e, p] {  // validated when run: usage errors exit 2
+      using A = transport::TopicOptions::Action;
+      const int n = static_cast<int>(l->count() + i->count() + e->count() + p->count());
+      if (n != 1) throw UsageError("topic: give exactly one of -l, -i, -e, -p");
+      o->action = l->count()   ? A::kList
+                  : i->count() ? A::kInfo
+                  : e->count() ? A::kEcho
+                               : A::kPublish;
+      if (o->action != A::kList && o->topic.empty())
+        throw UsageError("topic: -t TOPIC is required");
+      if (o->action == A::kPublish && o->msgtype.empty()) {
+        throw UsageError("topic -p: -m MSGTYPE is required (e.g. ignition.msgs.StringMsg)");
+      }
+      return transport::run_topic_command(*o, std::cout, std::cerr);
+    };
+  });
+}
+
+void add_service(CLI::App& app, std::function<int()>& selected) {
+  auto o = std::make_shared<transport::ServiceOptions>();
+  auto timeout_ms = std::make_shared<int>(2000);
+  auto* cmd = app.add_subcommand("service", "List, inspect and call transport services.");
+  auto* l = cmd->add_flag("-l,--list", "List services");
+  auto* i = cmd->add_flag("-i,--info", "Providers of a service (with -s)");
+  cmd->add_option("-s,--service", o->service, "Service name");
+  cmd->add_option("--reqtype", o->reqtype, "Request message type");
+  cmd->add_option("--reptype", o->reptype, "Reply message type");
+  auto* r = cmd->add_option("-r,--req", o->request, "Request in protobuf text format");
+  cmd->add_option("--timeout", *timeout_ms, "Timeout [ms] (default 2000)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", o->json, "Reply as JSON");
+  cmd->add_option("--repeat", o->repeat, "Call N times and print round-trip times (benchmark)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([&selected, o, l, i, r, timeout_ms] {
+    selected = [o, l, i, r, timeout_ms] {
+      using A = transport::ServiceOptions::Action;
+      o->timeout = std::chrono::milliseconds(*timeout_ms);
+      o->action = l->count() ? A::kList : i->count() ? A::kInfo : A::kCall;
+      if (o->action != A::kList && o->service.empty()) {
+        throw UsageError("service: -s SERVICE is required (or -l)");
+      }
+      if (o->action == A::kCall && (o->reqtype.empty() || o->reptype.empty() || !r->count())) {
+        throw UsageError(
+            "service -s: --reqtype, --reptype and --req are required (example: "
+            "kestrel service -s /world/W/control --reqtype ignition.msgs.WorldControl "
+            "--reptype ignition.msgs.Boolean --req 'pause: true')");
+      }
+      return transport::run_service_command(*o, std::cout, std::cerr);
+    };
+  });
+}
+
+void add_model(CLI::App& app, std::function<int()>& selected) {
+  auto o = std::make_shared<transport::ModelOptions>();
+  auto* cmd = app.add_subcommand("model", "Models of a running world: list, pose, links, joints.");
+  cmd->add_flag("--list", o->list, "List the world's models");
+  cmd->add_option("-m,--model", o->model, "Model name");
+  cmd->add_option("-w,--world", o->world, "World name (default: the first world found)");
+  cmd->add_flag("-p,--pose", o->pose, "The model's pose");
+  auto* lk = cmd->add_option("-l,--link", o->link, "Links (all, or the one named)")->expected(0, 1);
+  auto* jt =
+      cmd->add_option("-j,--joint", o->joint, "Joints (all, or the one named)")->expected(0, 1);
+  cmd->callback([&selected, o, lk, jt] {
+    selected = [o, lk, jt] {
+      o->links = lk->count() > 0;
+      o->joints = jt->count() > 0;
+      if (!o->list && o->model.empty()) throw UsageError("model: give --list or -m NAME");
+      return transport::run_model_command(*o, std::cout, std::cerr);
+    };
+  });
+}
+
 }  // namespace
 
 void add_module_commands(CLI::App& app, std::function<int()>& selected) {
   add_check(app, selected);
   add_export_mjcf(app, selected);
   add_make_swarm(app, selected);
+  add_topic(app, selected);
+  add_service(app, selected);
+  add_model(app, selected);
 }
 
 }  // namespace kestrel::cli

@@ -31,6 +31,7 @@ struct RunArgs {
   std::string truth_csv;
   double truth_rate = 0;
   bool no_transport = false;
+  std::optional<std::string> transport_ip;
 };
 
 // A one-line live status on a terminal, refreshed a few times a second from its own thread.
@@ -82,6 +83,8 @@ int run(const RunArgs& a) {
   ws.quiet = a.quiet;
   ws.truth_csv = a.truth_csv;
   ws.truth_rate_hz = a.truth_rate;
+  ws.transport = !a.no_transport;
+  ws.transport_ip = a.transport_ip;
   auto runner = load_world(ws);
   sim::Runner& r = *runner;
   // Multicopter missions (src/systems/multicopter_control): live status, the run ends when every
@@ -156,8 +159,12 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "Ground-truth samples per second of sim time (default: every step)")
       ->check(CLI::PositiveNumber)
       ->needs(csv);
-  cmd->add_flag("--no-transport", args->no_transport,
-                "Run without topics and services (Kestrel has no transport yet: accepted)");
+  auto* nt = cmd->add_flag("--no-transport", args->no_transport,
+                           "Run without topics and services (no transport node at all)");
+  cmd->add_option("--transport-ip", args->transport_ip,
+                  "Address transport binds to and announces (sets IGN_IP); default: IGN_IP if "
+                  "set, else 127.0.0.1 so nothing leaves the machine")
+      ->excludes(nt);
   cmd->callback([&selected, args] { selected = [args] { return run(*args); }; });
 }
 

@@ -6,10 +6,19 @@
 #include "kestrel/components/model.h"
 #include "kestrel/physics/truth_csv.h"
 #include "kestrel/sdf/world_setup.h"
+#include "kestrel/transport/transport.h"
 
 namespace kestrel::cli {
 
 std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
+  // Before any transport node exists: localhost unless the user chose an address.
+  if (s.transport) {
+    try {
+      transport::configure_network(s.transport_ip);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  }
   sim::Runner::Options opts;
   opts.seed = s.seed;
   opts.paused = s.paused;
@@ -40,6 +49,10 @@ std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
     t.rate_hz = s.truth_rate_hz;
     runner->add_system(physics::make_truth_csv_system(t), runner->world(), nullptr,
                        "kestrel::systems::TruthCsv", "--truth-csv");
+  }
+  if (s.transport) {
+    runner->add_system(transport::make_world_transport_system(*runner), runner->world(), nullptr,
+                       "kestrel::transport::WorldTransport", "default (--no-transport to omit)");
   }
   runner->configure();
   return runner;

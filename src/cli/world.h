@@ -19,6 +19,8 @@ struct WorldSettings {
   bool quiet = false;         ///< do not print warnings
   std::string truth_csv;      ///< ground-truth CSV path (empty: none)
   double truth_rate_hz = 0;   ///< CSV samples per second of sim time (0: every step)
+  bool transport = true;      ///< topics and services (false: --no-transport)
+  std::optional<std::string> transport_ip;  ///< --transport-ip (default: IGN_IP or 127.0.0.1)
 };
 
 /// Loads the world, adds its systems and configures the runner. Prints warnings to stderr.

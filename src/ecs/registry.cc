@@ -330,4 +330,14 @@ void Registry::deserialize(Entity e, std::string_view stable_name, std::string_v
               "' is registered (call register_serializable<T>() first)");
 }
 
+void Registry::copy_components(Entity from, Entity to) {
+  check_alive(from, "copy_components (source)");
+  check_alive(to, "copy_components (target)");
+  const std::size_t parent_index = detail::type_index<ParentEntity>();
+  for (std::size_t i = 0; i < pools_.size(); ++i) {
+    if (i == parent_index || !pools_[i]) continue;
+    pools_[i]->copy(from, to);
+  }
+}
+
 }  // namespace kestrel::ecs

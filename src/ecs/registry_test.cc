@@ -438,3 +438,26 @@ TEST(Registry, SerializationHookRoundTrips) {
 }
 }  // namespace
 }  // namespace kestrel::ecs
+
+namespace kestrel::ecs {
+namespace {
+
+TEST(Registry, CopyComponentsCopiesValuesNotTheGraph) {
+  Registry r;
+  const Entity parent = r.create();
+  const Entity src = r.create(parent);
+  r.add<components::Name>(src, components::Name{"src"});
+  r.add<A>(src);
+  r.get<A>(src).v = 7;
+  const Entity dst = r.create();
+  r.add<A>(dst);  // kept: copy_components never overwrites
+  r.copy_components(src, dst);
+  EXPECT_EQ(r.get<components::Name>(dst).value, "src");
+  EXPECT_EQ(r.get<A>(dst).v, 0);
+  EXPECT_EQ(r.parent(dst), kNullEntity) << "ParentEntity is not copied";
+  r.remove_now(src);
+  EXPECT_THROW(r.copy_components(src, dst), Error);
+}
+
+}  // namespace
+}  // namespace kestrel::ecs

@@ -5,6 +5,7 @@
 
 #include "kestrel/physics/physics.h"
 #include "kestrel/sensors/sensors.h"
+#include "kestrel/transport/transport.h"
 #include "multicopter_control/multicopter_control.h"
 #include "multicopter_motor_model/multicopter_motor_model.h"
 #include "wind_effects/wind_effects.h"
@@ -24,6 +25,8 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"ForceTorque", &sensors::make_force_torque_system, false, "force_torque"},
       {"Contact", &sensors::make_contact_system, false, "contact"},
       {"WindEffects", &make_wind_effects_system, false, ""},
+      {"UserCommands", &transport::make_user_commands_system, true, ""},
+      {"SceneBroadcaster", &transport::make_scene_broadcaster_system, true, ""},
       {"MulticopterMotorModel", &make_multicopter_motor_model, false, ""},
       {"MulticopterVelocityControl", &make_multicopter_velocity_control, false, ""},
       {"MulticopterMission", &make_multicopter_mission, false, ""},

@@ -126,6 +126,9 @@ class PoolBase {
   virtual void restore(const PoolSnapshot* snap) = 0;
   /// Destroys everything.
   virtual void clear() = 0;
+  /// Adds to `to` a copy of `from`'s component if `from` has one and `to` has none; returns
+  /// whether it copied (Registry::copy_components).
+  virtual bool copy(Entity from, Entity to) = 0;
 
   /// Serialization (nullptr name when the type has no ComponentSerializer).
   virtual std::string_view serial_name() const = 0;
@@ -201,6 +204,14 @@ class Pool final : public PoolBase {
     }
     clear();
     for (std::size_t i = 0; i < snap.entities.size(); ++i) emplace(snap.entities[i], snap.values[i]);
+  }
+
+  bool copy(Entity from, Entity to) override {
+    const auto slot = slot_of(from);
+    if (slot == detail::kNoSlot || contains(to)) return false;
+    T value = at(slot);  // copy first: emplace may add a page
+    emplace(to, std::move(value));
+    return true;
   }
 
   void clear() override {

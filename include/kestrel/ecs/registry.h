@@ -164,6 +164,12 @@ class Registry {
     return (has_one<Ts>(e) && ...);
   }
 
+  /// Copies every component of `from` that `to` does not have yet (ParentEntity excepted: the
+  /// graph is set by create/set_parent). Component values are copied as they are: entity ids
+  /// inside them (JointData::parent...) still refer to `from`'s neighbours. Used to clone
+  /// models. @throws Error if either entity is not alive.
+  void copy_components(Entity from, Entity to);
+
   /// Number of entities that have a T.
   template <class T>
   std::size_t count() const {

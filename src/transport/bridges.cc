@@ -1,0 +1,162 @@
+// Components <-> topics for multicopters and sensors (see bridges.h).
+#include "transport/bridges.h"
+
+#include <ignition/msgs/actuators.pb.h>
+#include <ignition/msgs/battery_state.pb.h>
+#include <ignition/msgs/boolean.pb.h>
+#include <ignition/msgs/double.pb.h>
+#include <ignition/msgs/twist.pb.h>
+
+#include <mutex>
+
+#include "kestrel/components/multicopter.h"
+
+namespace kestrel::transport::detail {
+
+namespace c = kestrel::components;
+namespace msgs = ignition::msgs;
+
+namespace {
+
+// The latest not-yet-applied value of one subscription, applied at the next step boundary.
+template <class V>
+struct Pending {
+  std::mutex m;
+  std::optional<V> value;
+  bool posted = false;
+};
+
+}  // namespace
+
+struct Bridges::Impl {
+  sim::Runner& runner;
+  ignition::transport::Node& node;
+  Counters& counters;
+  std::set<std::pair<ecs::Entity, std::string>> subscribed;  // (entity, topic)
+  std::map<std::string, ignition::transport::Node::Publisher> publishers;
+  std::size_t topic_count = ~std::size_t{0};
+
+  Impl(sim::Runner& r, ignition::transport::Node& n, Counters& k)
+      : runner(r), node(n), counters(k) {}
+
+  // Subscribes `topic` with message type M; each message becomes the value V set on `e`.
+  template <class M, class V, class Convert>
+  void subscribe(ecs::Entity e, const std::string& topic, Convert convert) {
+    if (topic.empty() || !subscribed.insert({e, topic}).second) return;
+    auto pending = std::make_shared<Pending<V>>();
+    sim::Runner* r = &runner;
+    Counters* k = &counters;
+    std::function<void(const M&)> cb = [pending, r, k, e, convert](const M& msg) {
+      std::lock_guard lock(pending->m);
+      if (pending->value) ++k->dropped;
+      pending->value = convert(msg);
+      if (pending->posted) return;
+      pending->posted = true;
+      r->post([pending, e](sim::Runner& run) {
+        std::optional<V> v;
+        {
+          std::lock_guard l(pending->m);
+          v.swap(pending->value);
+          pending->posted = false;
+        }
+        if (!v || !run.registry().alive(e)) return;
+        if constexpr (std::is_same_v<V, c::ActuatorCommands>) v->stamp = run.info().sim_time;
+        run.registry().set<V>(e, std::move(*v));
+      });
+    };
+    if (!node.Subscribe(topic, cb)) {
+      throw Error("transport: cannot subscribe to " + topic + " (" + runner.registry().describe(e) +
+                  ")");
+    }
+  }
+
+  ignition::transport::Node::Publisher* publisher_for(const std::string& topic,
+                                                      const std::string& type) {
+    auto it = publishers.find(topic);
+    if (it == publishers.end()) {
+      auto pub = node.Advertise(topic, type);
+      if (!pub) throw Error("transport: cannot advertise " + topic + " as " + type);
+      it = publishers.emplace(topic, std::move(pub)).first;
+    }
+    return &it->second;
+  }
+
+  void publish(const std::string& topic, const google::protobuf::Message& m) {
+    auto* pub = publisher_for(topic, std::string(m.GetTypeName()));
+    if (!pub->HasConnections()) return;
+    if (!pub->Publish(m)) ++counters.publish_failures;
+  }
+
+  void scan(const ecs::Registry& r) {
+    const std::size_t n = r.count<c::ActuatorCommandTopic>() + r.count<c::TwistCommandTopic>() +
+                          r.count<c::VelocityControlEnableTopic>() +
+                          r.count<c::RotorVelocityTopic>() + r.count<c::BatteryTopic>();
+    if (n == topic_count) return;
+    topic_count = n;
+    r.each<c::ActuatorCommandTopic>([&](ecs::Entity e, const c::ActuatorCommandTopic& t) {
+      subscribe<msgs::Actuators, c::ActuatorCommands>(e, t.topic, [](const msgs::Actuators& m) {
+        c::ActuatorCommands v;
+        v.velocity.assign(m.velocity().begin(), m.velocity().end());
+        return v;
+      });
+    });
+    r.each<c::TwistCommandTopic>([&](ecs::Entity e, const c::TwistCommandTopic& t) {
+      subscribe<msgs::Twist, c::TwistCommand>(e, t.topic, [](const msgs::Twist& m) {
+        c::TwistCommand v;
+        v.linear.Set(m.linear().x(), m.linear().y(), m.linear().z());
+        v.angular.Set(m.angular().x(), m.angular().y(), m.angular().z());
+        return v;
+      });
+    });
+    r.each<c::VelocityControlEnableTopic>([&](ecs::Entity e,
+                                              const c::VelocityControlEnableTopic& t) {
+      subscribe<msgs::Boolean, c::VelocityControlEnable>(
+          e, t.topic, [](const msgs::Boolean& m) { return c::VelocityControlEnable{m.data()}; });
+    });
+    // Publishers are created on first use in post_update.
+  }
+};
+
+Bridges::Bridges(sim::Runner& runner, ignition::transport::Node& node, Counters& counters)
+    : impl_(std::make_unique<Impl>(runner, node, counters)) {}
+Bridges::~Bridges() = default;
+
+void Bridges::configure(const ecs::Registry& registry) { impl_->scan(registry); }
+
+void Bridges::post_update(const UpdateInfo& info, const ecs::Registry& r) {
+  impl_->scan(r);
+  if (info.dt <= Duration{0}) return;  // paused: nothing new to publish
+  const Duration now = info.sim_time + info.dt;
+  r.each<c::RotorVelocities, c::RotorVelocityTopic>(
+      [&](ecs::Entity, const c::RotorVelocities& v, const c::RotorVelocityTopic& t) {
+        if (!t.topic.empty()) {
+          msgs::Actuators m;
+          stamp(m.mutable_header(), now);
+          for (double w : v.velocity) m.add_velocity(w);
+          impl_->publish(t.topic, m);
+        }
+        for (std::size_t i = 0; i < t.per_actuator.size() && i < v.velocity.size(); ++i) {
+          if (t.per_actuator[i].empty()) continue;
+          msgs::Double d;
+          stamp(d.mutable_header(), now);
+          d.set_data(v.velocity[i]);
+          impl_->publish(t.per_actuator[i], d);
+        }
+      });
+  r.each<c::Battery, c::BatteryTopic>(
+      [&](ecs::Entity, const c::Battery& b, const c::BatteryTopic& t) {
+        if (t.topic.empty()) return;
+        msgs::BatteryState m;
+        stamp(m.mutable_header(), now);
+        m.set_voltage(b.voltage);
+        m.set_current(b.current);  // [A], positive while discharging, as Gazebo publishes it
+        m.set_charge(b.charge);
+        m.set_capacity(b.capacity);
+        m.set_percentage(b.percentage);
+        m.set_power_supply_status(b.empty ? msgs::BatteryState::NOT_CHARGING
+                                          : msgs::BatteryState::DISCHARGING);
+        impl_->publish(t.topic, m);
+      });
+}
+
+}  // namespace kestrel::transport::detail

@@ -1,0 +1,37 @@
+#pragma once
+// Private to src/transport: components <-> topics (docs: /work/notes/contracts.md).
+//   in:  ignition::msgs::Actuators on ActuatorCommandTopic  -> ActuatorCommands
+//        ignition::msgs::Twist     on TwistCommandTopic     -> TwistCommand
+//        ignition::msgs::Boolean   on VelocityControlEnableTopic -> VelocityControlEnable
+//   out: RotorVelocities -> ignition::msgs::Actuators on RotorVelocityTopic (+ per rotor Double)
+//        Battery         -> ignition::msgs::BatteryState on BatteryTopic
+// Incoming messages are applied at the next step boundary (Runner::post), so a run is
+// deterministic for a given sequence of applied commands. A message replaced by a newer one
+// before it was applied is counted as dropped.
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "kestrel/ecs/registry.h"
+#include "kestrel/sim/runner.h"
+#include "transport/common.h"
+
+namespace kestrel::transport::detail {
+
+class Bridges {
+ public:
+  Bridges(sim::Runner& runner, ignition::transport::Node& node, Counters& counters);
+  ~Bridges();
+  /// Subscribes the command topics present at configure time.
+  void configure(const ecs::Registry& registry);
+  /// Publishes the outputs; picks up topic components added since the last call.
+  void post_update(const UpdateInfo& info, const ecs::Registry& registry);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kestrel::transport::detail

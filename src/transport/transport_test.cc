@@ -1,0 +1,437 @@
+// The transport systems in-process: a Runner on its own thread, requests from a test node.
+// Runs inside the private network namespace (ctest runs under scripts/netns), each test on its
+// own IGN_PARTITION. Waits poll the world's state with a generous deadline; no test asserts on
+// durations.
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+#include <ignition/msgs/actuators.pb.h>
+#include <ignition/msgs/boolean.pb.h>
+#include <ignition/msgs/clock.pb.h>
+#include <ignition/msgs/empty.pb.h>
+#include <ignition/msgs/entity.pb.h>
+#include <ignition/msgs/entity_factory.pb.h>
+#include <ignition/msgs/physics.pb.h>
+#include <ignition/msgs/pose_v.pb.h>
+#include <ignition/msgs/scene.pb.h>
+#include <ignition/msgs/serialized_map.pb.h>
+#include <ignition/msgs/stringmsg_v.pb.h>
+#include <ignition/msgs/world_control.pb.h>
+#include <ignition/msgs/world_stats.pb.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/world.h"
+#include "kestrel/sdf/world_setup.h"
+#include "kestrel/transport/transport.h"
+#include "transport/common.h"
+
+namespace kestrel::transport {
+namespace {
+
+namespace c = kestrel::components;
+namespace msgs = ignition::msgs;
+namespace fs = std::filesystem;
+using ignition::transport::Node;
+
+constexpr const char* kWorld = R"(<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="tw">
+    <physics type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
+    <model name="ground">
+      <static>true</static>
+      <link name="link">
+        <collision name="c"><geometry><plane><normal>0 0 1</normal></plane></geometry></collision>
+      </link>
+    </model>
+    <model name="box">
+      <pose>0 0 0.5 0 0 0</pose>
+      <link name="body">
+        <inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
+        <collision name="c"><geometry><box><size>1 1 1</size></box></geometry></collision>
+      </link>
+      <link name="lid">
+        <pose>0 0 0.6 0 0 0</pose>
+        <inertial><mass>0.1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
+        <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision>
+      </link>
+      <joint name="hinge" type="revolute">
+        <parent>body</parent><child>lid</child><axis><xyz>1 0 0</xyz></axis>
+      </joint>
+    </model>
+  </world>
+</sdf>)";
+
+constexpr const char* kSphereSdf = R"(<?xml version="1.0"?>
+<sdf version="1.9">
+  <model name="ball">
+    <pose>3 0 2 0 0 0</pose>
+    <link name="link">
+      <inertial><mass>1</mass><inertia><ixx>0.004</ixx><iyy>0.004</iyy><izz>0.004</izz></inertia></inertial>
+      <collision name="c"><geometry><sphere><radius>0.1</radius></sphere></geometry></collision>
+    </link>
+  </model>
+</sdf>)";
+
+// A world running on its own thread with the transport systems, on a private partition.
+class TransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    setenv("IGN_PARTITION", ("kestrel_test_" + std::to_string(getpid()) + "_" + info->name()).c_str(),
+           1);
+    configure_network(std::nullopt);
+    node_ = std::make_unique<Node>();
+    dir_ = fs::temp_directory_path() / ("kestrel_transport_test_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    world_file_ = dir_ / "world.sdf";
+    std::ofstream(world_file_) << kWorld;
+  }
+
+  void start(bool paused = true, std::function<void(sim::Runner&)> before_configure = {}) {
+    sim::Runner::Options o;
+    runner_ = std::make_unique<sim::Runner>(o);
+    sdf::load_world_into_runner(world_file_, *runner_);
+    auto opts = runner_->options();
+    opts.paused = paused;
+    runner_->set_options(opts);
+    if (before_configure) before_configure(*runner_);
+    runner_->add_system(make_world_transport_system(*runner_), runner_->world(), nullptr,
+                        "WorldTransport", "test");
+    runner_->configure();
+    thread_ = std::thread([this] { runner_->run(); });
+  }
+
+  void TearDown() override {
+    if (thread_.joinable()) {
+      runner_->stop();
+      thread_.join();
+    }
+    runner_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Polls `pred` (on the step thread) until true or a generous deadline passes.
+  bool wait_for(std::function<bool(sim::Runner&)> pred) {
+    for (int i = 0; i < 1000; ++i) {
+      auto r = detail::on_step_thread<bool>(*runner_, pred, std::chrono::seconds(5));
+      if (r && *r) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  template <class Req>
+  bool call_bool(const std::string& service, const Req& req) {
+    msgs::Boolean rep;
+    bool result = false;
+    EXPECT_TRUE(node_->Request(service, req, 5000u, rep, result)) << service << " timed out";
+    return result && rep.data();
+  }
+
+  bool control(const std::string& text) {
+    msgs::WorldControl req;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &req));
+    return call_bool("/world/tw/control", req);
+  }
+
+  std::uint64_t iterations() {
+    return *detail::on_step_thread<std::uint64_t>(
+        *runner_, [](sim::Runner& r) { return r.info().iterations; }, std::chrono::seconds(5));
+  }
+
+  ecs::Entity model(const std::string& name) {
+    return *detail::on_step_thread<ecs::Entity>(
+        *runner_,
+        [name](sim::Runner& r) { return r.registry().child_by_name(r.world(), name); },
+        std::chrono::seconds(5));
+  }
+
+  msgs::Scene scene() {
+    msgs::Scene rep;
+    bool result = false;
+    EXPECT_TRUE(node_->Request("/world/tw/scene/info", msgs::Empty(), 5000u, rep, result));
+    EXPECT_TRUE(result);
+    return rep;
+  }
+
+  fs::path dir_, world_file_;
+  std::unique_ptr<sim::Runner> runner_;
+  std::thread thread_;
+  std::unique_ptr<Node> node_;  // created in SetUp, on the test's partition
+};
+
+TEST(TransportNetwork, DefaultsToLocalhostUnlessChosen) {
+  const char* saved = std::getenv("IGN_IP");
+  const std::string keep = saved ? saved : "";
+  unsetenv("IGN_IP");
+  EXPECT_EQ(configure_network(std::nullopt), "127.0.0.1");
+  EXPECT_STREQ(std::getenv("IGN_IP"), "127.0.0.1");
+  setenv("IGN_IP", "10.1.2.3", 1);
+  EXPECT_EQ(configure_network(std::nullopt), "10.1.2.3");  // the user's choice stays
+  EXPECT_EQ(configure_network(std::string("127.0.0.1")), "127.0.0.1");
+  EXPECT_THROW(
+      {
+        try {
+          configure_network(std::string("localhost:12"));
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("dotted IPv4"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+  setenv("IGN_IP", "127.0.0.1", 1);
+  if (!keep.empty()) setenv("IGN_IP", keep.c_str(), 1);
+}
+
+TEST_F(TransportTest, MultiStepPauseAndResetThroughControl) {
+  start(/*paused=*/true);
+  ASSERT_TRUE(control("multi_step: 10 pause: true"));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.info().iterations == 10; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(iterations(), 10u) << "multi_step must pause after its steps";
+  EXPECT_EQ(runner_->info().sim_time, Duration{10'000'000});  // exactly 10 × 1 ms
+
+  ASSERT_TRUE(control("step: true pause: true"));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.info().iterations == 11; }));
+
+  ASSERT_TRUE(control("pause: false"));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.info().iterations > 100; }));
+  ASSERT_TRUE(control("pause: true"));
+  const auto frozen = iterations();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(iterations(), frozen);
+
+  ASSERT_TRUE(control("pause: true reset { all: true }"));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.info().iterations == 0; }));
+  EXPECT_EQ(runner_->info().sim_time, Duration{0});
+}
+
+TEST_F(TransportTest, RunToSimTimeStopsThere) {
+  start(true);
+  ASSERT_TRUE(control("pause: true run_to_sim_time { sec: 0 nsec: 50000000 }"));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.info().iterations == 50; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(iterations(), 50u);
+}
+
+TEST_F(TransportTest, UnsupportedControlIsRefused) {
+  start(true);
+  EXPECT_FALSE(control("pause: true seed: 77"));
+  EXPECT_FALSE(control("pause: true reset { model_only: true }"));
+}
+
+TEST_F(TransportTest, SetPhysicsChangesOnlyTheFieldsGiven) {
+  start(true);
+  msgs::Physics p;
+  p.set_real_time_factor(2.5);
+  ASSERT_TRUE(call_bool("/world/tw/set_physics", p));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.options().real_time_factor == 2.5; }));
+  EXPECT_EQ(runner_->options().step_size, Duration{1'000'000});  // unchanged
+
+  msgs::Physics q;
+  q.set_max_step_size(0.002);
+  ASSERT_TRUE(call_bool("/world/tw/set_physics", q));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.options().step_size == Duration{2'000'000}; }));
+  EXPECT_EQ(runner_->options().real_time_factor, 2.5);  // unchanged
+
+  msgs::Physics g;
+  g.mutable_gravity()->set_z(-1);
+  EXPECT_FALSE(call_bool("/world/tw/set_physics", g));
+}
+
+TEST_F(TransportTest, StatsClockAndWorlds) {
+  start(false);
+  msgs::StringMsg_V worlds;
+  bool result = false;
+  ASSERT_TRUE(node_->Request("/gazebo/worlds", msgs::Empty(), 5000u, worlds, result));
+  ASSERT_TRUE(result);
+  ASSERT_EQ(worlds.data_size(), 1);
+  EXPECT_EQ(worlds.data(0), "tw");
+
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<Duration> clocks;
+  std::optional<msgs::WorldStatistics> stats;
+  std::function<void(const msgs::Clock&)> on_clock = [&](const msgs::Clock& k) {
+    std::lock_guard l(m);
+    clocks.push_back(detail::from_msg(k.sim()));
+    cv.notify_all();
+  };
+  std::function<void(const msgs::WorldStatistics&)> on_stats = [&](const msgs::WorldStatistics& s) {
+    std::lock_guard l(m);
+    stats = s;
+    cv.notify_all();
+  };
+  ASSERT_TRUE(node_->Subscribe("/clock", on_clock));
+  ASSERT_TRUE(node_->Subscribe("/world/tw/stats", on_stats));
+  std::unique_lock lock(m);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10),
+                          [&] { return clocks.size() >= 20 && stats.has_value(); }));
+  for (std::size_t i = 1; i < clocks.size(); ++i) {
+    EXPECT_EQ((clocks[i] - clocks[i - 1]).count() % 1'000'000, 0) << "whole steps";
+    EXPECT_GT(clocks[i], clocks[i - 1]);
+  }
+  EXPECT_EQ(stats->model_count(), 2);
+  EXPECT_EQ(detail::from_msg(stats->step_size()), Duration{1'000'000});
+  bool has_drops = false;
+  for (const auto& d : stats->header().data()) has_drops |= d.key() == "dropped_messages";
+  EXPECT_TRUE(has_drops) << "drop counters must be visible in stats";
+}
+
+TEST_F(TransportTest, SpawnBySdfStringAndCloneThenRemove) {
+  start(false);
+  msgs::EntityFactory f;
+  f.set_sdf(kSphereSdf);
+  ASSERT_TRUE(call_bool("/world/tw/create", f));
+  const ecs::Entity ball = model("ball");
+  ASSERT_NE(ball, ecs::kNullEntity);
+  // The spawned ball falls under physics (it is simulated, not just listed).
+  ASSERT_TRUE(wait_for([](sim::Runner& r) {
+    const auto b = r.registry().child_by_name(r.world(), "ball");
+    return r.registry().get<c::WorldPose>(b).value.Pos().Z() < 1.9;
+  }));
+
+  // Same name again: refused without allow_renaming, renamed with it.
+  EXPECT_FALSE(call_bool("/world/tw/create", f));
+  f.set_allow_renaming(true);
+  ASSERT_TRUE(call_bool("/world/tw/create/blocking", f));
+  EXPECT_NE(model("ball_0"), ecs::kNullEntity);
+
+  msgs::EntityFactory cl;
+  cl.set_clone_name("box");
+  cl.set_name("box2");
+  detail::to_msg(ignition::math::Pose3d(0, 5, 0.5, 0, 0, 0), cl.mutable_pose());
+  ASSERT_TRUE(call_bool("/world/tw/create", cl));
+  const ecs::Entity box2 = model("box2");
+  ASSERT_NE(box2, ecs::kNullEntity);
+  auto names = detail::on_step_thread<std::string>(
+      *runner_,
+      [box2](sim::Runner& r) {
+        auto& reg = r.registry();
+        const auto hinge = reg.child_by_name(box2, "hinge");
+        const auto& jd = reg.get<c::JointData>(hinge);
+        // The clone's joint connects the clone's links, not the source's.
+        return reg.scoped_name(jd.parent) + " " + reg.scoped_name(jd.child);
+      },
+      std::chrono::seconds(5));
+  EXPECT_EQ(*names, "tw::box2::body tw::box2::lid");
+  ASSERT_TRUE(wait_for([](sim::Runner& r) {
+    const auto b = r.registry().child_by_name(r.world(), "box2");
+    const auto l = r.registry().child_by_name(b, "body");
+    return r.registry().get<c::WorldPose>(l).value.Pos().Y() > 4.9;
+  }));
+  const auto sc = scene();
+  std::vector<std::string> listed;
+  for (const auto& m : sc.model()) listed.push_back(m.name());
+  EXPECT_EQ(listed, (std::vector<std::string>{"ground", "box", "ball", "ball_0", "box2"}));
+
+  msgs::Entity rm;
+  rm.set_name("ball");
+  rm.set_type(msgs::Entity::MODEL);
+  ASSERT_TRUE(call_bool("/world/tw/remove/blocking", rm));
+  msgs::Entity rm2;
+  rm2.set_id(box2);
+  ASSERT_TRUE(call_bool("/world/tw/remove", rm2));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) {
+    return r.registry().child_by_name(r.world(), "ball") == ecs::kNullEntity &&
+           r.registry().child_by_name(r.world(), "box2") == ecs::kNullEntity;
+  }));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.info().iterations > 50; }));
+}
+
+TEST_F(TransportTest, BadRequestsAnswerFalseAndChangeNothing) {
+  start(false);
+  const auto count = [&] {
+    return *detail::on_step_thread<std::size_t>(
+        *runner_, [](sim::Runner& r) { return r.registry().size(); }, std::chrono::seconds(5));
+  };
+  const auto before = count();
+  msgs::EntityFactory bad;
+  bad.set_sdf("<sdf version='1.9'><model name='x'><link name='l'><inertial><mass>oops</mass>"
+              "</inertial></link></model></sdf>");
+  EXPECT_FALSE(call_bool("/world/tw/create", bad));
+  msgs::EntityFactory nothing;
+  EXPECT_FALSE(call_bool("/world/tw/create", nothing));
+  msgs::EntityFactory clone_missing;
+  clone_missing.set_clone_name("nope");
+  EXPECT_FALSE(call_bool("/world/tw/create", clone_missing));
+  msgs::Entity rm;
+  rm.set_name("nope");
+  EXPECT_FALSE(call_bool("/world/tw/remove", rm));
+  msgs::Entity rm_world;
+  rm_world.set_id(runner_->world());
+  EXPECT_FALSE(call_bool("/world/tw/remove", rm_world));
+  msgs::Pose p;
+  p.set_name("nope");
+  EXPECT_FALSE(call_bool("/world/tw/set_pose", p));
+  EXPECT_EQ(count(), before);
+  // The world kept running.
+  const auto it = iterations();
+  ASSERT_TRUE(wait_for([it](sim::Runner& r) { return r.info().iterations > it + 10; }));
+}
+
+TEST_F(TransportTest, SetPoseShowsInPoseInfo) {
+  start(false);
+  std::mutex m;
+  std::condition_variable cv;
+  std::optional<ignition::math::Pose3d> seen;
+  std::function<void(const msgs::Pose_V&)> cb = [&](const msgs::Pose_V& v) {
+    for (const auto& p : v.pose()) {
+      if (p.name() != "box") continue;
+      std::lock_guard l(m);
+      seen = detail::from_msg(p);
+      cv.notify_all();
+    }
+  };
+  ASSERT_TRUE(node_->Subscribe("/world/tw/pose/info", cb));
+  msgs::Pose p;
+  p.set_name("box");
+  detail::to_msg(ignition::math::Pose3d(2, 3, 0.5, 0, 0, 0.5), &p);
+  ASSERT_TRUE(call_bool("/world/tw/set_pose/blocking", p));
+  std::unique_lock lock(m);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] {
+    return seen && std::abs(seen->Pos().X() - 2) < 1e-3 && std::abs(seen->Pos().Y() - 3) < 1e-3;
+  }));
+  EXPECT_NEAR(seen->Rot().Yaw(), 0.5, 1e-3);
+}
+
+TEST_F(TransportTest, StateServiceListsEntities) {
+  start(true);
+  msgs::SerializedStepMap rep;
+  bool result = false;
+  ASSERT_TRUE(node_->Request("/world/tw/state", msgs::Empty(), 5000u, rep, result));
+  ASSERT_TRUE(result);
+  EXPECT_GE(rep.state().entities_size(), 1 + 2 + 3 + 1);  // world, models, links, joint
+  EXPECT_TRUE(rep.state().entities().count(runner_->world()));
+}
+
+TEST_F(TransportTest, ActuatorCommandsArriveAtTheNextStep) {
+  ecs::Entity box = ecs::kNullEntity;
+  start(false, [&](sim::Runner& r) {
+    box = r.registry().child_by_name(r.world(), "box");
+    r.registry().add<c::ActuatorCommandTopic>(box, "/box/command/motor_speed");
+  });
+  auto pub = node_->Advertise<msgs::Actuators>("/box/command/motor_speed");
+  msgs::Actuators a;
+  a.add_velocity(100);
+  a.add_velocity(-200.5);
+  // Local subscribers get it at once; retry until the world saw one.
+  ASSERT_TRUE(wait_for([&](sim::Runner& r) {
+    pub.Publish(a);
+    const auto* cmd = r.registry().try_get<c::ActuatorCommands>(box);
+    return cmd && cmd->velocity.size() == 2;
+  }));
+  auto v = detail::on_step_thread<std::vector<double>>(
+      *runner_, [&](sim::Runner& r) { return r.registry().get<c::ActuatorCommands>(box).velocity; },
+      std::chrono::seconds(5));
+  EXPECT_EQ(*v, (std::vector<double>{100, -200.5}));
+}
+
+}  // namespace
+}  // namespace kestrel::transport

@@ -1,0 +1,238 @@
+// The world transport system: world control, statistics, clock, set_physics, /gazebo/worlds,
+// and the sensor/actuator bridges (bridges.cc). Service callbacks run on transport threads and
+// never touch the registry: they queue work on the Runner.
+#include <fmt/format.h>
+#include <ignition/msgs/boolean.pb.h>
+#include <ignition/msgs/clock.pb.h>
+#include <ignition/msgs/physics.pb.h>
+#include <ignition/msgs/stringmsg_v.pb.h>
+#include <ignition/msgs/world_control.pb.h>
+#include <ignition/msgs/world_stats.pb.h>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/world.h"
+#include "kestrel/transport/transport.h"
+#include "transport/bridges.h"
+#include "transport/common.h"
+
+namespace kestrel::transport {
+namespace {
+
+namespace c = kestrel::components;
+namespace msgs = ignition::msgs;
+using detail::log_line;
+using SteadyClock = std::chrono::steady_clock;
+
+void add_header_value(msgs::Header* h, const std::string& key, std::uint64_t v) {
+  auto* d = h->add_data();
+  d->set_key(key);
+  d->add_value(std::to_string(v));
+}
+
+class WorldTransport final : public System, public ISystemConfigure, public ISystemPostUpdate {
+ public:
+  WorldTransport(sim::Runner& runner, Options options)
+      : runner_(runner), options_(std::move(options)) {
+    if (!(options_.stats_rate_hz > 0)) {
+      throw Error(
+          fmt::format("transport: stats rate must be > 0 Hz, found {}", options_.stats_rate_hz));
+    }
+  }
+
+  void configure(ecs::Entity, const Element&, ecs::Registry& registry,
+                 sim::EventBus& events) override {
+    world_ =
+        ignition::transport::TopicUtils::AsValidTopic(registry.get<c::Name>(runner_.world()).value);
+    if (world_.empty()) {
+      throw Error("transport: the world name '" + registry.get<c::Name>(runner_.world()).value +
+                  "' cannot be part of a topic name");
+    }
+    prefix_ = "/world/" + world_;
+    node_ = std::make_unique<ignition::transport::Node>();
+
+    advertise_service<msgs::WorldControl, msgs::Boolean>(
+        prefix_ + "/control",
+        [this](const msgs::WorldControl& q, msgs::Boolean& a) { return control(q, a); });
+    advertise_service<msgs::Physics, msgs::Boolean>(
+        prefix_ + "/set_physics",
+        [this](const msgs::Physics& q, msgs::Boolean& a) { return set_physics(q, a); });
+    std::function<bool(msgs::StringMsg_V&)> worlds = [this](msgs::StringMsg_V& rep) {
+      rep.add_data(world_);
+      return true;
+    };
+    if (!node_->Advertise("/gazebo/worlds", worlds)) {
+      throw Error("transport: cannot advertise service /gazebo/worlds");
+    }
+    stats_pub_ = advertise<msgs::WorldStatistics>(prefix_ + "/stats");
+    stats_pub_root_ = advertise<msgs::WorldStatistics>("/stats");
+    clock_pub_ = advertise<msgs::Clock>(prefix_ + "/clock");
+    clock_pub_root_ = advertise<msgs::Clock>("/clock");
+
+    bridges_ = std::make_unique<detail::Bridges>(runner_, *node_, counters_);
+    bridges_->configure(registry);
+
+    detail::TransportReady ready;
+    ready.runner = &runner_;
+    ready.world = world_;
+    ready.prefix = prefix_;
+    ready.request_timeout = options_.request_timeout;
+    ready.counters = &counters_;
+    events.publish(ready);
+  }
+
+  void post_update(const UpdateInfo& info, const ecs::Registry& registry) override {
+    const bool stepped = info.dt > Duration{0};
+    const Duration now_sim = info.sim_time + info.dt;  // time at the end of this step
+    const auto now = SteadyClock::now();
+    const bool stats_due = now >= next_stats_;
+    if (stats_due) {
+      next_stats_ = now + std::chrono::duration_cast<SteadyClock::duration>(
+                              std::chrono::duration<double>(1.0 / options_.stats_rate_hz));
+    }
+    if (stepped || stats_due) publish_clock(info, now_sim);
+    if (stats_due) publish_stats(info, now_sim, registry);
+    bridges_->post_update(info, registry);
+  }
+
+ private:
+  template <class M>
+  ignition::transport::Node::Publisher advertise(const std::string& topic) {
+    auto pub = node_->Advertise<M>(topic);
+    if (!pub) throw Error("transport: cannot advertise topic " + topic);
+    return pub;
+  }
+
+  template <class Req, class Rep>
+  void advertise_service(const std::string& name, std::function<bool(const Req&, Rep&)> cb) {
+    if (!node_->Advertise(name, cb)) throw Error("transport: cannot advertise service " + name);
+  }
+
+  void publish(ignition::transport::Node::Publisher& pub, const google::protobuf::Message& m) {
+    if (!pub.Publish(m)) ++counters_.publish_failures;
+  }
+
+  void publish_clock(const UpdateInfo& info, Duration now_sim) {
+    const bool a = clock_pub_.HasConnections(), b = clock_pub_root_.HasConnections();
+    if (!a && !b) return;
+    msgs::Clock m;
+    detail::stamp(m.mutable_header(), now_sim);
+    detail::to_msg(now_sim, m.mutable_sim());
+    detail::to_msg(info.real_time, m.mutable_real());
+    detail::to_msg(
+        std::chrono::duration_cast<Duration>(std::chrono::system_clock::now().time_since_epoch()),
+        m.mutable_system());
+    if (a) publish(clock_pub_, m);
+    if (b) publish(clock_pub_root_, m);
+  }
+
+  void publish_stats(const UpdateInfo& info, Duration now_sim, const ecs::Registry& registry) {
+    const auto s = runner_.stats();
+    msgs::WorldStatistics m;
+    auto* h = m.mutable_header();
+    detail::stamp(h, now_sim);
+    add_header_value(h, "dropped_messages", counters_.dropped.load());
+    add_header_value(h, "publish_failures", counters_.publish_failures.load());
+    add_header_value(h, "rejected_requests", counters_.rejected_requests.load());
+    detail::to_msg(now_sim, m.mutable_sim_time());
+    detail::to_msg(info.real_time, m.mutable_real_time());
+    detail::to_msg(Duration{0}, m.mutable_pause_time());
+    m.set_paused(info.paused);
+    m.set_iterations(info.iterations + (info.dt > Duration{0} ? 1 : 0));
+    m.set_model_count(static_cast<std::int32_t>(registry.count<c::Model>()));
+    m.set_real_time_factor(s.rtf);
+    detail::to_msg(runner_.options().step_size, m.mutable_step_size());
+    publish(stats_pub_, m);
+    publish(stats_pub_root_, m);
+  }
+
+  bool reject(msgs::Boolean& rep, const std::string& why) {
+    ++counters_.rejected_requests;
+    log_line(why);
+    rep.set_data(false);
+    return false;
+  }
+
+  // Gazebo's order: reset, then pause / step / multi_step, then run_to_sim_time.
+  bool control(const msgs::WorldControl& req, msgs::Boolean& rep) {
+    const std::string svc = prefix_ + "/control";
+    if (req.seed() != 0 && req.seed() != runner_.options().seed) {
+      return reject(rep, fmt::format("{}: seed {} refused: the world seed ({}) is fixed when "
+                                     "systems are configured; start with kestrel run --seed {}",
+                                     svc, req.seed(), runner_.options().seed, req.seed()));
+    }
+    if (req.has_reset() && req.reset().model_only()) {
+      return reject(rep, svc + ": reset.model_only is not supported (use all or time_only)");
+    }
+    if (req.has_reset()) runner_.request_reset(req.reset().time_only() && !req.reset().all());
+    if (req.multi_step() > 0) {
+      runner_.step_n(req.multi_step());
+    } else if (req.step()) {
+      runner_.step_n(1);
+    } else {
+      runner_.set_paused(req.pause());
+    }
+    if (req.has_run_to_sim_time()) {
+      const Duration t = detail::from_msg(req.run_to_sim_time());
+      if (t < Duration{0}) {
+        return reject(rep,
+                      fmt::format("{}: run_to_sim_time must be >= 0, found {} ns", svc, t.count()));
+      }
+      runner_.run_to(t);
+    }
+    rep.set_data(true);
+    return true;
+  }
+
+  // Only the fields a request carries change (PITFALLS 13). proto3 scalars have no presence:
+  // max_step_size and real_time_factor count as present when > 0, as in Gazebo.
+  bool set_physics(const msgs::Physics& req, msgs::Boolean& rep) {
+    const std::string svc = prefix_ + "/set_physics";
+    if (req.has_gravity() || req.has_magnetic_field()) {
+      return reject(rep, svc +
+                             ": changing gravity or the magnetic field at run time is not "
+                             "supported (set them in the world's SDF); nothing changed");
+    }
+    if (req.max_step_size() < 0 || req.real_time_factor() < 0 ||
+        !std::isfinite(req.max_step_size()) || !std::isfinite(req.real_time_factor())) {
+      return reject(rep, fmt::format("{}: max_step_size and real_time_factor must be >= 0 "
+                                     "(0 = unchanged), found {} s and {}; nothing changed",
+                                     svc, req.max_step_size(), req.real_time_factor()));
+    }
+    const Duration dt = from_seconds(req.max_step_size());
+    if (req.max_step_size() > 0 && dt <= Duration{0}) {
+      return reject(rep,
+                    fmt::format("{}: max_step_size {} s is below 1 ns", svc, req.max_step_size()));
+    }
+    if (req.max_step_size() > 0) runner_.set_step_size(dt);
+    if (req.real_time_factor() > 0) runner_.set_real_time_factor(req.real_time_factor());
+    const double rtf = req.real_time_factor();
+    runner_.post([dt, rtf](sim::Runner& r) {
+      auto* p = r.registry().try_get<c::PhysicsParams>(r.world());
+      if (!p) return;
+      if (dt > Duration{0}) p->max_step_size = dt;
+      if (rtf > 0) p->real_time_factor = rtf;
+      r.registry().mark_changed<c::PhysicsParams>(r.world());
+    });
+    rep.set_data(true);
+    return true;
+  }
+
+  sim::Runner& runner_;
+  Options options_;
+  detail::Counters counters_;
+  std::string world_, prefix_;
+  ignition::transport::Node::Publisher stats_pub_, stats_pub_root_, clock_pub_, clock_pub_root_;
+  SteadyClock::time_point next_stats_{};
+  std::unique_ptr<detail::Bridges> bridges_;
+  // Declared last, destroyed first: no subscription or service callback runs after the members
+  // it uses are gone.
+  std::unique_ptr<ignition::transport::Node> node_;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_world_transport_system(sim::Runner& runner, Options options) {
+  return std::make_unique<WorldTransport>(runner, std::move(options));
+}
+
+}  // namespace kestrel::transport

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# End to end: `kestrel run` in the background, driven by Kestrel's own CLI (service, topic,
+# model) and by the packaged ign-transport-topic / ign-transport-service (interop).
+# ctest runs this inside scripts/netns (loopback only); it refuses to run outside a namespace
+# whose only interface is loopback.
+#   usage: transport_cli_test.sh KESTREL_BINARY SOURCE_DIR
+set -euo pipefail
+kestrel=$1
+[ "$(ip -o link show | grep -vc ': lo:')" -eq 0 ] ||
+  { echo "refusing to run: not in a loopback-only network namespace (use scripts/netns)"; exit 1; }
+export IGN_PARTITION="kestrel_cli_$$"
+unset IGN_IP
+tmp=$(mktemp -d)
+pid=""
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; [ -f "$tmp/run.log" ] && sed 's/^/  run: /' "$tmp/run.log"; exit 1; }
+
+cat > "$tmp/world.sdf" <<'SDF'
+<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="tw">
+    <physics type="ode"><max_step_size>0.001</max_step_size><real_time_factor>1</real_time_factor></physics>
+    <model name="ground"><static>true</static><link name="link">
+      <collision name="c"><geometry><plane><normal>0 0 1</normal></plane></geometry></collision>
+    </link></model>
+    <model name="box"><pose>0 0 0.5 0 0 0</pose>
+      <link name="body">
+        <inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
+        <collision name="c"><geometry><box><size>1 1 1</size></box></geometry></collision>
+      </link>
+    </model>
+  </world>
+</sdf>
+SDF
+cat > "$tmp/ball.sdf" <<'SDF'
+<?xml version="1.0"?>
+<sdf version="1.9"><model name="ball"><pose>3 0 2 0 0 0</pose><link name="link">
+  <inertial><mass>1</mass><inertia><ixx>0.004</ixx><iyy>0.004</iyy><izz>0.004</izz></inertia></inertial>
+  <collision name="c"><geometry><sphere><radius>0.1</radius></sphere></geometry></collision>
+</link></model></sdf>
+SDF
+
+"$kestrel" run "$tmp/world.sdf" --paused --quiet > "$tmp/run.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  "$kestrel" service -l 2>/dev/null | grep -qx /world/tw/control && break
+  sleep 0.1
+done
+"$kestrel" service -l | grep -qx /world/tw/control || fail "no /world/tw/control"
+
+svc() {  # svc SERVICE REQTYPE REQ -> prints the reply
+  "$kestrel" service -s "$1" --reqtype "$2" --reptype ignition.msgs.Boolean --req "$3" --timeout 5000
+}
+stats() { "$kestrel" topic -e -t /world/tw/stats -n 1; }
+
+# World control: multi_step then check sim time exactly, reset.
+svc /world/tw/control ignition.msgs.WorldControl 'multi_step: 25 pause: true' | grep -q 'data: true' ||
+  fail "multi_step"
+sleep 0.5
+stats | grep -q 'iterations: 25' || fail "25 iterations after multi_step: $(stats)"
+stats | grep -A2 '^sim_time' | grep -q 'nsec: 25000000' || fail "sim time 25 ms: $(stats)"
+svc /world/tw/control ignition.msgs.WorldControl 'pause: true reset { all: true }' | grep -q 'data: true' ||
+  fail "reset"
+sleep 0.5
+stats | grep -q 'iterations:' && fail "iterations after reset: $(stats)"
+
+# Clock echo (kestrel and the packaged tool).
+"$kestrel" topic -e -t /clock -n 1 --json | grep -q '"sim"' || fail "clock echo (json)"
+/usr/libexec/ignition/transport11/ign-transport-topic -e -t /world/tw/clock -n 1 | grep -q 'sim' ||
+  fail "ign-transport-topic echo clock"
+
+# Spawn from a file and by clone, set a pose, read it back, remove.
+svc /world/tw/create ignition.msgs.EntityFactory "sdf_filename: \"$tmp/ball.sdf\"" |
+  grep -q 'data: true' || fail "create from file"
+svc /world/tw/create/blocking ignition.msgs.EntityFactory 'clone_name: "box" name: "box2"' |
+  grep -q 'data: true' || fail "clone"
+"$kestrel" model --list | grep -q -- '- box2' || fail "model --list: $("$kestrel" model --list)"
+svc /world/tw/set_pose ignition.msgs.Pose 'name: "box2" position { x: 2 y: 3 z: 0.5 }' |
+  grep -q 'data: true' || fail "set_pose"
+"$kestrel" model -m box2 --pose | grep -q '\[2.000000 3.000000 0.500000\]' ||
+  fail "pose read back: $("$kestrel" model -m box2 --pose)"
+"$kestrel" topic -e -t /world/tw/pose/info -n 1 | grep -A6 'name: "box2"' | grep -q 'x: 2' ||
+  fail "pose/info"
+"$kestrel" model -m box2 --link | grep -q 'Name: body' || fail "model --link"
+svc /world/tw/remove ignition.msgs.Entity 'name: "ball" type: MODEL' | grep -q 'data: true' ||
+  fail "remove"
+"$kestrel" model --list | grep -q -- '- ball' && fail "ball still listed after remove"
+# A bad request answers false, names the problem, and the world keeps going.
+if svc /world/tw/remove ignition.msgs.Entity 'name: "nope"' >/dev/null 2>&1; then
+  fail "removing an unknown model succeeded"
+fi
+grep -q "remove: no entity named 'nope'" "$tmp/run.log" || fail "no log line for the bad request"
+
+# Interop with the packaged tools: list, echo, call.
+ign=/usr/libexec/ignition/transport11
+"$ign/ign-transport-topic" -l | grep -qx /world/tw/stats || fail "ign-transport-topic -l"
+"$ign/ign-transport-service" -l | grep -qx /world/tw/create || fail "ign-transport-service -l"
+"$ign/ign-transport-service" -s /world/tw/control --reqtype ignition.msgs.WorldControl \
+  --reptype ignition.msgs.Boolean --timeout 5000 --req 'multi_step: 5 pause: true' |
+  grep -q 'data: true' || fail "ign-transport-service call"
+"$kestrel" topic -i -t /world/tw/stats | grep -q 'ignition.msgs.WorldStatistics' || fail "topic -i"
+
+# Usage errors exit 2.
+set +e
+"$kestrel" topic -p -t /x -m ignition.msgs.NoSuchType 'data: 1' 2>/dev/null; [ $? -eq 2 ] ||
+  fail "unknown msgtype must exit 2"
+set -e
+
+kill -INT "$pid"
+wait "$pid" || fail "kestrel run did not exit 0 on SIGINT"
+pid=""
+echo "transport CLI end to end: OK"
