@@ -54,8 +54,8 @@ TEST(ForceTorque, ParentToChildInTheSensorFrame) {
   expect_near(r.force, {0, 2 * 9.81, 0}, 1e-3);
 }
 
-TEST(ForceTorque, BadFrameIsAnError) {
-  TestWorld w(pendulum("<force_torque><frame>joint</frame></force_torque>"));
+TEST(ForceTorque, UnknownParameterIsAnError) {
+  TestWorld w(pendulum("<force_torque><frames>child</frames></force_torque>"));
   w.add(make_force_torque_system());
   EXPECT_THROW(w.start(), Error);
 }

@@ -48,14 +48,17 @@ TEST(NavSat, HundredMetresNorthAndEastWithinOneCentimetre) {
   EXPECT_EQ(w.r().get<c::SensorTopic>(s).topic, "/world/w/model/m/link/l/sensor/gps/navsat");
   double m, n;
   radii(kLat0, m, n);
-  // Independent truth 1: arcs on the radii of curvature (error ~ d²/R: well below 1 mm).
-  EXPECT_NEAR((g.latitude_deg - kLat0) * kDeg * m, 100.0, 0.01);
-  EXPECT_NEAR((g.longitude_deg - kLon0) * kDeg * n * std::cos(kLat0 * kDeg), 100.0, 0.01);
-  // Independent truth 2: the geodesic from the origin is 141.42 m long at azimuth 45°.
+  // Independent truth 1: arcs on the radii of curvature at the origin's height h (the east arc
+  // at the mean latitude); error ~ d²/R, well below 1 mm.
+  const double lat_mid = 0.5 * (g.latitude_deg + kLat0) * kDeg;
+  EXPECT_NEAR((g.latitude_deg - kLat0) * kDeg * (m + kH0), 100.0, 0.002);
+  EXPECT_NEAR((g.longitude_deg - kLon0) * kDeg * (n + kH0) * std::cos(lat_mid), 100.0, 0.002);
+  // Independent truth 2: the geodesic on the ellipsoid (height 0) from the origin is
+  // 141.42 m · R/(R + h) long, at azimuth 45°.
   double s12, azi1, azi2;
   GeographicLib::Geodesic::WGS84().Inverse(kLat0, kLon0, g.latitude_deg, g.longitude_deg, s12,
                                            azi1, azi2);
-  EXPECT_NEAR(s12, 100.0 * std::sqrt(2.0), 0.01);
+  EXPECT_NEAR(s12 * (1 + kH0 / std::sqrt(m * n)), 100.0 * std::sqrt(2.0), 0.002);
   EXPECT_NEAR(azi1, 45.0, 0.01);
   // The tangent plane drops below the ellipsoid by d²/2R ≈ 1.6 mm at 141 m.
   EXPECT_NEAR(g.altitude, kH0 + 0.0016, 0.001);
