@@ -1,7 +1,9 @@
 #include <nlohmann/json.hpp>
 
 #include <ostream>
+#include <set>
 
+#include "kestrel/physics/physics.h"
 #include "kestrel/sdf/check.h"
 
 namespace kestrel::sdf {
@@ -15,7 +17,28 @@ CheckReport check_world(const CheckOptions& options) {
   ResolveOptions ro = options.resolve;
   ro.strict = ro.strict || options.strict;
   const auto planned = plan_systems(r.description, world, registry, ro, r.findings);
-  for (const auto& s : planned) r.systems.push_back({s.name, s.source, s.origin});
+  bool physics = false;
+  for (const auto& s : planned) {
+    r.systems.push_back({s.name, s.source, s.origin});
+    physics = physics || s.name == "kestrel::systems::Physics";
+  }
+  // What the physics engine cannot represent (physics' own check; it does not load MuJoCo).
+  if (physics) {
+    // An entity the loader already found in error is not reported twice.
+    std::set<std::string> in_error;
+    for (const auto& f : r.findings.items()) {
+      if (f.severity == Severity::kError && !f.entity.empty()) in_error.insert(f.entity);
+    }
+    for (const auto& i : physics::check_physics(registry, world)) {
+      if (i.severity == physics::PhysicsIssue::Severity::kError && in_error.count(i.scoped_name)) {
+        continue;
+      }
+      r.findings.add({i.severity == physics::PhysicsIssue::Severity::kError ? Severity::kError
+                                                                           : Severity::kWarning,
+                      i.file.empty() ? r.description.file : i.file, i.line, i.scoped_name,
+                      i.message});
+    }
+  }
   for (std::string_view gz : {"Physics", "UserCommands", "SceneBroadcaster"}) {
     bool have = false;
     for (const auto& b : ro.builtins) have = have || (b.is_default && b.name == gz);

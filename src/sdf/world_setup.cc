@@ -173,10 +173,6 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
   std::set<std::string> builtins_used;            // normalized builtin names in the plan
   std::set<std::string> declared_unavailable;     // normalized keys of unresolved gz systems
   const auto dirs = system_plugin_search_path(options);
-  std::string builtin_list;
-  for (const auto& b : options.builtins) {
-    builtin_list += (builtin_list.empty() ? "" : ", ") + std::string(b.name);
-  }
   auto entity_name = [&](ecs::Entity e) { return registry.alive(e) ? registry.scoped_name(e) : ""; };
 
   for (const auto& p : d.plugins) {
@@ -225,9 +221,8 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
     Finding f{options.strict ? Severity::kError : Severity::kWarning, p.file, p.line,
               entity_name(p.entity),
               "plugin '" + p.name + "' (filename '" + p.filename +
-                  "') cannot be resolved: it is not a Kestrel built-in system (built-ins: " +
-                  (builtin_list.empty() ? "none" : builtin_list) +
-                  ") and no library was found; searched: " +
+                  "') cannot be resolved: it is not a Kestrel built-in system (src/systems/"
+                  "builtin.cc) and no library was found; searched: " +
                   (searched.empty() ? "(no directories: set KESTREL_SYSTEM_PLUGIN_PATH)"
                                     : searched) +
                   ". The world runs without it."};

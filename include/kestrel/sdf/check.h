@@ -31,7 +31,8 @@ struct CheckReport {
   std::vector<std::string> defaults_missing;  ///< Gazebo defaults Kestrel does not provide yet
 };
 
-/// Loads and resolves without running. @throws UnreadableWorld (exit 2 in the command).
+/// Loads and resolves without running, then adds physics::check_physics findings (what the
+/// engine cannot represent) when Physics will run. @throws UnreadableWorld (exit 2).
 CheckReport check_world(const CheckOptions& options);
 
 /// The whole command: prints to `out`/`err`, returns the exit code (0, 1 or 2). Never throws.
