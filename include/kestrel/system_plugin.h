@@ -15,9 +15,7 @@
 
 #include "kestrel/system_factory.h"
 
-
-
 /// Registers `SystemClass` under the alias `name` (the `<plugin name=...>` that selects it).
-#define KESTREL_ADD_SYSTEM(SystemClass, name)                                          \
+#define KESTREL_ADD_SYSTEM(SystemClass, name)                                             \
   IGNITION_ADD_PLUGIN(::kestrel::SystemFactoryFor<SystemClass>, ::kestrel::SystemFactory) \
   IGNITION_ADD_PLUGIN_ALIAS(::kestrel::SystemFactoryFor<SystemClass>, name)

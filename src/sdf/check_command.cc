@@ -1,5 +1,4 @@
 #include <nlohmann/json.hpp>
-
 #include <ostream>
 #include <set>
 
@@ -34,7 +33,7 @@ CheckReport check_world(const CheckOptions& options) {
         continue;
       }
       r.findings.add({i.severity == physics::PhysicsIssue::Severity::kError ? Severity::kError
-                                                                           : Severity::kWarning,
+                                                                            : Severity::kWarning,
                       i.file.empty() ? r.description.file : i.file, i.line, i.scoped_name,
                       i.message});
     }
@@ -53,10 +52,10 @@ void print_summary(const CheckReport& r, std::ostream& os) {
   const auto& c = r.description.counts;
   const auto errors = r.findings.count(Severity::kError);
   const auto warnings = r.findings.count(Severity::kWarning);
-  os << "summary: " << r.description.file << ": world '" << r.description.name << "': "
-     << c.models << " models, " << c.links << " links, " << c.joints << " joints, "
-     << c.sensors << " sensors, " << c.lights << " lights, " << c.frames << " frames; "
-     << errors << " errors, " << warnings << " warnings\n";
+  os << "summary: " << r.description.file << ": world '" << r.description.name << "': " << c.models
+     << " models, " << c.links << " links, " << c.joints << " joints, " << c.sensors << " sensors, "
+     << c.lights << " lights, " << c.frames << " frames; " << errors << " errors, " << warnings
+     << " warnings\n";
   os << "systems that will run (" << r.systems.size() << "):\n";
   for (const auto& s : r.systems) {
     os << "  " << s.name << " (" << source_name(s.source) << ", from " << s.origin << ")\n";
@@ -101,8 +100,8 @@ int run_check_command(const CheckOptions& options, std::ostream& out, std::ostre
     for (const auto& f : r.findings.items()) out << format_finding(f) << "\n";
     print_summary(r, out);
   }
-  const bool failed = r.findings.has_errors() ||
-                      (options.strict && r.findings.count(Severity::kWarning) > 0);
+  const bool failed =
+      r.findings.has_errors() || (options.strict && r.findings.count(Severity::kWarning) > 0);
   return failed ? 1 : 0;
 }
 

@@ -2,10 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace kestrel::sdf {
@@ -65,11 +65,13 @@ TEST_F(CheckTest, ErrorsExitOneAndStrictPromotesWarnings) {
   bad.replace(bad.find("<mass>1</mass>"), 14, "<mass>-2</mass>");
   const auto f = write("bad.sdf", bad);
   EXPECT_EQ(run(f), 1);
-  EXPECT_THAT(out_.str(), HasSubstr("error: " + f.string() + ":8: [w::box::l] link 'l' has mass -2"));
+  EXPECT_THAT(out_.str(),
+              HasSubstr("error: " + f.string() + ":8: [w::box::l] link 'l' has mass -2"));
 
   std::string warn = kGood;
-  warn.replace(warn.find("</link>"), 7, "<sensor name='s' type='imu'><topic>__default__</topic>"
-                                        "</sensor></link>");
+  warn.replace(warn.find("</link>"), 7,
+               "<sensor name='s' type='imu'><topic>__default__</topic>"
+               "</sensor></link>");
   const auto g = write("warn.sdf", warn);
   EXPECT_EQ(run(g), 0) << out_.str();
   EXPECT_THAT(out_.str(), HasSubstr("warning: " + g.string() + ":10: placeholder value"));
@@ -102,8 +104,7 @@ TEST_F(CheckTest, UnusableInputExitsTwo) {
       {"not_xml.sdf", "hello world", "malformed XML"},
       {"model.sdf", "<sdf version='1.9'><model name='m'><link name='l'/></model></sdf>",
        "expected an SDF <world>"},
-      {"type.sdf",
-       "<sdf version='1.9'><world name='w'><gravity>down</gravity></world></sdf>",
+      {"type.sdf", "<sdf version='1.9'><world name='w'><gravity>down</gravity></world></sdf>",
        "type.sdf:1: cannot parse SDF: Unable to set value [down ] for key[gravity]"},
       {"no_sdf.sdf", "<world name='w'/>", "expected <sdf> as the root element, found <world>"},
   };
@@ -119,10 +120,13 @@ TEST_F(CheckTest, UnusableInputExitsTwo) {
 }
 
 TEST_F(CheckTest, RecursiveIncludeExitsTwo) {
-  write("a.sdf", "<sdf version='1.9'><model name='a'><include><uri>b.sdf</uri></include></model></sdf>");
-  write("b.sdf", "<sdf version='1.9'><model name='b'><include><uri>a.sdf</uri></include></model></sdf>");
-  EXPECT_EQ(run(write("w.sdf", "<sdf version='1.9'><world name='w'><include><uri>a.sdf</uri>"
-                               "</include></world></sdf>")),
+  write("a.sdf",
+        "<sdf version='1.9'><model name='a'><include><uri>b.sdf</uri></include></model></sdf>");
+  write("b.sdf",
+        "<sdf version='1.9'><model name='b'><include><uri>a.sdf</uri></include></model></sdf>");
+  EXPECT_EQ(run(write("w.sdf",
+                      "<sdf version='1.9'><world name='w'><include><uri>a.sdf</uri>"
+                      "</include></world></sdf>")),
             2);
   EXPECT_THAT(err_.str(), HasSubstr("recursive <include>"));
   EXPECT_THAT(err_.str(), HasSubstr("a.sdf"));

@@ -8,7 +8,7 @@
 namespace kestrel::sdf::detail {
 
 struct Resolved {
-  std::filesystem::path file;                  ///< the .sdf file; empty if not found
+  std::filesystem::path file;                   ///< the .sdf file; empty if not found
   std::vector<std::filesystem::path> searched;  ///< every candidate tried, in order
 };
 

@@ -109,8 +109,8 @@ void Sources::add_world_file(const fs::path& path, Findings& findings) {
 void Sources::add_world_string(std::string text, const std::string& name, Findings& findings) {
   if (text.size() > max_bytes_) {
     throw UnreadableWorld(name, "SDF text is " + std::to_string(text.size()) +
-                                    " bytes, more than the limit of " +
-                                    std::to_string(max_bytes_) + " bytes");
+                                    " bytes, more than the limit of " + std::to_string(max_bytes_) +
+                                    " bytes");
   }
   world_text_ = std::move(text);
   std::vector<std::string> stack;
@@ -118,8 +118,7 @@ void Sources::add_world_string(std::string text, const std::string& name, Findin
 }
 
 void Sources::scan(const std::string& key, const std::string& display, const std::string& text,
-                   const fs::path& base_dir, Findings& findings,
-                   std::vector<std::string>& stack) {
+                   const fs::path& base_dir, Findings& findings, std::vector<std::string>& stack) {
   for (std::size_t i = 0; i < stack.size(); ++i) {
     if (stack[i] == key) {
       std::string chain;
@@ -180,9 +179,11 @@ void Sources::scan(const std::string& key, const std::string& display, const std
       if (!inserted) {
         duplicates_found_ = true;
         findings.error(display, c->GetLineNum(), "",
-                       "duplicate name '" + std::string(n) + "': <" + tag + "> has the same name "
-                           "as a sibling declared at line " + std::to_string(it->second) +
-                           " in <" + x->Name() + ">; names must be unique among siblings");
+                       "duplicate name '" + std::string(n) + "': <" + tag +
+                           "> has the same name "
+                           "as a sibling declared at line " +
+                           std::to_string(it->second) + " in <" + x->Name() +
+                           ">; names must be unique among siblings");
       }
     }
     // Includes: resolve, then scan the included file (once).
@@ -198,8 +199,8 @@ void Sources::scan(const std::string& key, const std::string& display, const std
           std::string searched;
           for (const auto& p : r.searched) searched += (searched.empty() ? "" : ", ") + p.string();
           findings.error(display, line, "",
-                         "cannot resolve <include> '" + uri + "'; searched: " +
-                             (searched.empty() ? join_paths(search_) : searched) +
+                         "cannot resolve <include> '" + uri +
+                             "'; searched: " + (searched.empty() ? join_paths(search_) : searched) +
                              " (set KESTREL_RESOURCE_PATH or GZ_SIM_RESOURCE_PATH)");
         } else {
           const std::string sub = r.file.string();
@@ -211,9 +212,9 @@ void Sources::scan(const std::string& key, const std::string& display, const std
         static const std::set<std::string> kInclude = {"uri",    "name",   "pose",
                                                        "static", "plugin", "placement_frame"};
         if (!kInclude.count(c->Name())) {
-          findings.warning(display, c->GetLineNum(), "",
-                           std::string("unsupported element <") + c->Name() +
-                               "> in <include> is ignored");
+          findings.warning(
+              display, c->GetLineNum(), "",
+              std::string("unsupported element <") + c->Name() + "> in <include> is ignored");
         }
       }
       return;

@@ -80,16 +80,27 @@ bool known_sensor_type(std::string_view t) {
 c::JointType joint_type(::sdf::JointType t, bool& ok) {
   ok = true;
   switch (t) {
-    case ::sdf::JointType::FIXED: return c::JointType::kFixed;
-    case ::sdf::JointType::REVOLUTE: return c::JointType::kRevolute;
-    case ::sdf::JointType::CONTINUOUS: return c::JointType::kContinuous;
-    case ::sdf::JointType::PRISMATIC: return c::JointType::kPrismatic;
-    case ::sdf::JointType::BALL: return c::JointType::kBall;
-    case ::sdf::JointType::UNIVERSAL: return c::JointType::kUniversal;
-    case ::sdf::JointType::SCREW: return c::JointType::kScrew;
-    case ::sdf::JointType::REVOLUTE2: return c::JointType::kRevolute2;
-    case ::sdf::JointType::GEARBOX: return c::JointType::kGearbox;
-    default: ok = false; return c::JointType::kFixed;
+    case ::sdf::JointType::FIXED:
+      return c::JointType::kFixed;
+    case ::sdf::JointType::REVOLUTE:
+      return c::JointType::kRevolute;
+    case ::sdf::JointType::CONTINUOUS:
+      return c::JointType::kContinuous;
+    case ::sdf::JointType::PRISMATIC:
+      return c::JointType::kPrismatic;
+    case ::sdf::JointType::BALL:
+      return c::JointType::kBall;
+    case ::sdf::JointType::UNIVERSAL:
+      return c::JointType::kUniversal;
+    case ::sdf::JointType::SCREW:
+      return c::JointType::kScrew;
+    case ::sdf::JointType::REVOLUTE2:
+      return c::JointType::kRevolute2;
+    case ::sdf::JointType::GEARBOX:
+      return c::JointType::kGearbox;
+    default:
+      ok = false;
+      return c::JointType::kFixed;
   }
 }
 
@@ -128,8 +139,9 @@ namespace {
 // A kestrel::Error's message without its location prefix (findings carry the location).
 std::string bare(const Error& err) {
   const std::string w = err.what();
-  return !err.where().empty() && w.starts_with(err.where() + ": ") ? w.substr(err.where().size() + 2)
-                                                                   : w;
+  return !err.where().empty() && w.starts_with(err.where() + ": ")
+             ? w.substr(err.where().size() + 2)
+             : w;
 }
 }  // namespace
 
@@ -153,14 +165,14 @@ void Walker::unsupported_children(const Element* el, std::initializer_list<std::
     bool handled = false;
     for (auto h : ok) handled = handled || ch->name() == h;
     if (handled) continue;
-    unsupported(*ch, e,
-                "unsupported element <" + ch->name() + "> in <" + el->name() +
-                    "> is ignored by Kestrel");
+    unsupported(
+        *ch, e,
+        "unsupported element <" + ch->name() + "> in <" + el->name() + "> is ignored by Kestrel");
   }
 }
 
-ecs::Entity Walker::create(ecs::Entity parent, const std::string& name,
-                           const ::sdf::ElementPtr& el, const Pose3d& X_PE, const Pose3d& X_WP) {
+ecs::Entity Walker::create(ecs::Entity parent, const std::string& name, const ::sdf::ElementPtr& el,
+                           const Pose3d& X_PE, const Pose3d& X_WP) {
   const ecs::Entity e = reg_.create(parent);
   reg_.add<c::Name>(e, name);
   reg_.add<c::Pose>(e, X_PE);
@@ -224,9 +236,9 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
     if (ph) {
       const double step = ph->MaxStepSize();
       if (!(step > 0) || !std::isfinite(step)) {
-        error(loc(ph->Element()), world,
-              "<max_step_size> must be a positive number of seconds, found " +
-                  std::to_string(step));
+        error(
+            loc(ph->Element()), world,
+            "<max_step_size> must be a positive number of seconds, found " + std::to_string(step));
       } else {
         d_.physics.max_step_size = from_seconds(step);
       }
@@ -240,9 +252,9 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
       }
       d_.physics.sdf_type = ph->EngineType();
       if (auto phe = original(ph->Element())) {
-        unsupported_children(phe.get(), {"max_step_size", "real_time_factor",
-                                         "real_time_update_rate", "max_contacts"},
-                             world);
+        unsupported_children(
+            phe.get(),
+            {"max_step_size", "real_time_factor", "real_time_update_rate", "max_contacts"}, world);
       }
     }
   }
@@ -250,14 +262,13 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
   reg_.set<c::Gravity>(world, c::Gravity{w.Gravity()});
   reg_.set<c::MagneticField>(world, c::MagneticField{w.MagneticField()});
   if (const auto* a = w.Atmosphere()) {
-    reg_.set<c::Atmosphere>(world, c::Atmosphere{a->Temperature().Kelvin(), a->Pressure(),
-                                                 a->TemperatureGradient()});
+    reg_.set<c::Atmosphere>(
+        world, c::Atmosphere{a->Temperature().Kelvin(), a->Pressure(), a->TemperatureGradient()});
   }
   if (const auto* s = w.SphericalCoordinates()) {
     c::SphericalCoordinates sc;
-    sc.surface_model = s->Surface() == ignition::math::SphericalCoordinates::EARTH_WGS84
-                           ? "EARTH_WGS84"
-                           : "OTHER";
+    sc.surface_model =
+        s->Surface() == ignition::math::SphericalCoordinates::EARTH_WGS84 ? "EARTH_WGS84" : "OTHER";
     sc.latitude_deg = s->LatitudeReference().Degree();
     sc.longitude_deg = s->LongitudeReference().Degree();
     sc.elevation = s->ElevationReference();
@@ -278,13 +289,11 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
         d_.default_systems = false;
       } else if (n == "gui") {
         unsupported(*ch, world, "<gui> is ignored: Kestrel is headless (GUI plugins do not run)");
-      } else if (n == "physics" || n == "gravity" || n == "magnetic_field" ||
-                 n == "atmosphere" || n == "spherical_coordinates" || n == "scene" ||
-                 n == "light" || n == "model" || n == "include" || n == "frame" ||
-                 n == "plugin" || n == "wind") {
+      } else if (n == "physics" || n == "gravity" || n == "magnetic_field" || n == "atmosphere" ||
+                 n == "spherical_coordinates" || n == "scene" || n == "light" || n == "model" ||
+                 n == "include" || n == "frame" || n == "plugin" || n == "wind") {
       } else {
-        unsupported(*ch, world,
-                    "unsupported element <" + n + "> in <world> is ignored by Kestrel");
+        unsupported(*ch, world, "unsupported element <" + n + "> in <world> is ignored by Kestrel");
       }
     }
   }
@@ -300,8 +309,7 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
   }
   for (uint64_t i = 0; i < w.ModelCount(); ++i) {
     const auto& m = *w.ModelByIndex(i);
-    const Pose3d X_WM =
-        resolve(m.SemanticPose(), "world", m.Element(), "model '" + m.Name() + "'");
+    const Pose3d X_WM = resolve(m.SemanticPose(), "world", m.Element(), "model '" + m.Name() + "'");
     model(m, world, X_WW, X_WM, m.Name(), false);
   }
 }
@@ -325,10 +333,12 @@ ecs::Entity Walker::model(const ::sdf::Model& m, ecs::Entity parent, const Pose3
                        e);
   const Pose3d X_WM = X_WP * X_PM;
 
-  for (uint64_t i = 0; i < m.LinkCount(); ++i) link(*m.LinkByIndex(i), e, X_WM, is_static, m.EnableWind());
+  for (uint64_t i = 0; i < m.LinkCount(); ++i)
+    link(*m.LinkByIndex(i), e, X_WM, is_static, m.EnableWind());
   for (uint64_t i = 0; i < m.FrameCount(); ++i) {
     const auto& f = *m.FrameByIndex(i);
-    const Pose3d X = resolve(f.SemanticPose(), "__model__", f.Element(), "frame '" + f.Name() + "'");
+    const Pose3d X =
+        resolve(f.SemanticPose(), "__model__", f.Element(), "frame '" + f.Name() + "'");
     reg_.add<c::Frame>(create(e, f.Name(), f.Element(), X, X_WM));
     ++d_.counts.frames;
   }
@@ -378,8 +388,8 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
 
   for (uint64_t i = 0; i < l.CollisionCount(); ++i) {
     const auto& col = *l.CollisionByIndex(i);
-    const Pose3d X = resolve(col.SemanticPose(), l.Name(), col.Element(),
-                             "collision '" + col.Name() + "'");
+    const Pose3d X =
+        resolve(col.SemanticPose(), l.Name(), col.Element(), "collision '" + col.Name() + "'");
     const ecs::Entity ce = create(e, col.Name(), col.Element(), X, X_WL);
     ++d_.counts.collisions;
     reg_.add<c::Collision>(ce);
@@ -398,8 +408,8 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
     c::Surface s;
     try {
       if (co) {
-        unsupported_children(co.get(), {"pose", "geometry", "surface", "laser_retro",
-                                        "max_contacts"}, ce);
+        unsupported_children(co.get(),
+                             {"pose", "geometry", "surface", "laser_retro", "max_contacts"}, ce);
         if (const Element* su = co->child("surface")) {
           unsupported_children(su, {"friction", "bounce", "contact"}, ce);
           if (const Element* fr = su->child("friction")) {
@@ -420,9 +430,10 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
             unsupported_children(b, {"restitution_coefficient"}, ce);
           }
           if (const Element* ct = su->child("contact")) {
-            s.collide_bitmask = static_cast<std::uint32_t>(
-                col.Surface() && col.Surface()->Contact() ? col.Surface()->Contact()->CollideBitmask()
-                                                          : 0xffff);
+            s.collide_bitmask =
+                static_cast<std::uint32_t>(col.Surface() && col.Surface()->Contact()
+                                               ? col.Surface()->Contact()->CollideBitmask()
+                                               : 0xffff);
             ct->child("collide_bitmask");
             if (const Element* ode = ct->child("ode")) {
               if (ode->has("kp")) s.kp = ode->get<double>("kp");
@@ -440,8 +451,7 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
   }
   for (uint64_t i = 0; i < l.VisualCount(); ++i) {
     const auto& v = *l.VisualByIndex(i);
-    const Pose3d X =
-        resolve(v.SemanticPose(), l.Name(), v.Element(), "visual '" + v.Name() + "'");
+    const Pose3d X = resolve(v.SemanticPose(), l.Name(), v.Element(), "visual '" + v.Name() + "'");
     const ecs::Entity ve = create(e, v.Name(), v.Element(), X, X_WL);
     ++d_.counts.visuals;
     reg_.add<c::Visual>(ve);
@@ -464,9 +474,10 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
   if (is_static) return;  // static links never move: their mass is not used
   if (!in) {
     warning(where, e,
-            "link '" + l.Name() + "' has no <inertial>: Kestrel uses SDF's default of 1 kg and "
-            "unit inertia [kg·m²], which is rarely right; write its <mass> and <inertia> (or "
-            "make the model <static>)");
+            "link '" + l.Name() +
+                "' has no <inertial>: Kestrel uses SDF's default of 1 kg and "
+                "unit inertia [kg·m²], which is rarely right; write its <mass> and <inertia> (or "
+                "make the model <static>)");
     return;
   }
   unsupported_children(in, {"mass", "pose", "inertia"}, e);
@@ -474,19 +485,25 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
   try {
     const double mass = in->get_or<double>("mass", 1.0);
     if (!in->has("mass")) {
-      warning(il, e, "<inertial> of link '" + l.Name() + "' has no <mass>: Kestrel uses SDF's "
-                     "default of 1 kg; write it");
+      warning(il, e,
+              "<inertial> of link '" + l.Name() +
+                  "' has no <mass>: Kestrel uses SDF's "
+                  "default of 1 kg; write it");
     } else if (!std::isfinite(mass) || mass <= 0) {
-      error(il, e, "link '" + l.Name() + "' has mass " + std::to_string(mass) +
-                       " kg; expected a finite mass > 0");
+      error(il, e,
+            "link '" + l.Name() + "' has mass " + std::to_string(mass) +
+                " kg; expected a finite mass > 0");
     } else if (mass > 1e5) {
-      warning(il, e, "link '" + l.Name() + "' has mass " + std::to_string(mass) +
-                         " kg: implausible for a moving link (grams instead of kg?)");
+      warning(il, e,
+              "link '" + l.Name() + "' has mass " + std::to_string(mass) +
+                  " kg: implausible for a moving link (grams instead of kg?)");
     }
     const Element* I = in->child("inertia");
     if (!I) {
-      warning(il, e, "<inertial> of link '" + l.Name() + "' has no <inertia>: Kestrel uses "
-                     "SDF's default of unit inertia (1 kg·m² about each axis); write it");
+      warning(il, e,
+              "<inertial> of link '" + l.Name() +
+                  "' has no <inertia>: Kestrel uses "
+                  "SDF's default of unit inertia (1 kg·m² about each axis); write it");
       return;
     }
     unsupported_children(I, {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}, e);
@@ -494,31 +511,41 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
                  izz = I->get_or<double>("izz", 1), ixy = I->get_or<double>("ixy", 0),
                  ixz = I->get_or<double>("ixz", 0), iyz = I->get_or<double>("iyz", 0);
     const Loc Il{where.file, I->line()};
-    for (auto [n, v] : {std::pair{"ixx", ixx}, {"iyy", iyy}, {"izz", izz}, {"ixy", ixy},
-                        {"ixz", ixz}, {"iyz", iyz}}) {
+    for (auto [n, v] : {std::pair{"ixx", ixx},
+                        {"iyy", iyy},
+                        {"izz", izz},
+                        {"ixy", ixy},
+                        {"ixz", ixz},
+                        {"iyz", iyz}}) {
       if (!std::isfinite(v)) {
-        error(Il, e, std::string("inertia ") + n + " of link '" + l.Name() + "' is " +
-                         std::to_string(v) + "; expected a finite value [kg·m²]");
+        error(Il, e,
+              std::string("inertia ") + n + " of link '" + l.Name() + "' is " + std::to_string(v) +
+                  "; expected a finite value [kg·m²]");
         return;
       }
     }
     ignition::math::Matrix3d M(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
-    ignition::math::MassMatrix3d mm(std::isfinite(mass) && mass > 0 ? mass : 1,
-                                    {ixx, iyy, izz}, {ixy, ixz, iyz});
+    ignition::math::MassMatrix3d mm(std::isfinite(mass) && mass > 0 ? mass : 1, {ixx, iyy, izz},
+                                    {ixy, ixz, iyz});
     const Vector3d p = mm.PrincipalMoments();
     const double scale = std::max({std::abs(p.X()), std::abs(p.Y()), std::abs(p.Z()), 1e-300});
     if (p.Min() <= 0) {
-      error(Il, e, "inertia of link '" + l.Name() + "' is not positive definite (principal "
-                   "moments " + std::to_string(p.X()) + ", " + std::to_string(p.Y()) + ", " +
-                   std::to_string(p.Z()) + " kg·m²); every principal moment must be > 0");
+      error(Il, e,
+            "inertia of link '" + l.Name() +
+                "' is not positive definite (principal "
+                "moments " +
+                std::to_string(p.X()) + ", " + std::to_string(p.Y()) + ", " +
+                std::to_string(p.Z()) + " kg·m²); every principal moment must be > 0");
     } else {
       const double tol = 1e-6 * scale;
       if (p.X() + p.Y() < p.Z() - tol || p.Y() + p.Z() < p.X() - tol ||
           p.X() + p.Z() < p.Y() - tol) {
-        error(Il, e, "inertia of link '" + l.Name() + "' violates the triangle inequality "
-                     "(principal moments " + std::to_string(p.X()) + ", " +
-                     std::to_string(p.Y()) + ", " + std::to_string(p.Z()) +
-                     " kg·m²): no physical body has it");
+        error(Il, e,
+              "inertia of link '" + l.Name() +
+                  "' violates the triangle inequality "
+                  "(principal moments " +
+                  std::to_string(p.X()) + ", " + std::to_string(p.Y()) + ", " +
+                  std::to_string(p.Z()) + " kg·m²): no physical body has it");
       }
     }
     (void)M;
@@ -588,7 +615,7 @@ void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM)
   data.thread_pitch = j.ThreadPitch();
   reg_.add<c::JointData>(e, data);
   const Pose3d X_WJ = X_WM * X_MJ;
-    // libsdformat 12 gives joint sensors no pose graph of their own: "" = the joint frame.
+  // libsdformat 12 gives joint sensors no pose graph of their own: "" = the joint frame.
   for (uint64_t i = 0; i < j.SensorCount(); ++i) sensor(*j.SensorByIndex(i), e, X_WJ, "");
 }
 
@@ -600,8 +627,8 @@ void Walker::sensor(const ::sdf::Sensor& s, ecs::Entity parent, const Pose3d& X_
   // Joint sensors (relative_to "") have no pose graph in libsdformat 12: without an explicit
   // relative_to their raw pose is already in the joint frame.
   const bool raw = relative_to.empty() && s.PoseRelativeTo().empty();
-  const Pose3d X = raw ? s.RawPose()
-                       : resolve(s.SemanticPose(), relative_to, el, "sensor '" + s.Name() + "'");
+  const Pose3d X =
+      raw ? s.RawPose() : resolve(s.SemanticPose(), relative_to, el, "sensor '" + s.Name() + "'");
   const ecs::Entity e = create(parent, s.Name(), el, X, X_WP);
   ++d_.counts.sensors;
   c::Sensor data;
@@ -616,8 +643,8 @@ void Walker::sensor(const ::sdf::Sensor& s, ecs::Entity parent, const Pose3d& X_
     error(loc(el), e, bare(err));
   }
   if (data.update_rate < 0 || !std::isfinite(data.update_rate)) {
-    error(loc(el), e, "sensor update_rate must be >= 0 Hz, found " +
-                          std::to_string(data.update_rate));
+    error(loc(el), e,
+          "sensor update_rate must be >= 0 Hz, found " + std::to_string(data.update_rate));
   }
   if (!known_sensor_type(data.type)) {
     unsupported(*data.element, e,
@@ -637,10 +664,18 @@ void Walker::light(const ::sdf::Light& l, ecs::Entity parent, const Pose3d& X_WP
   ++d_.counts.lights;
   c::Light data;
   switch (l.Type()) {
-    case ::sdf::LightType::POINT: data.type = "point"; break;
-    case ::sdf::LightType::SPOT: data.type = "spot"; break;
-    case ::sdf::LightType::DIRECTIONAL: data.type = "directional"; break;
-    default: data.type = "invalid"; break;
+    case ::sdf::LightType::POINT:
+      data.type = "point";
+      break;
+    case ::sdf::LightType::SPOT:
+      data.type = "spot";
+      break;
+    case ::sdf::LightType::DIRECTIONAL:
+      data.type = "directional";
+      break;
+    default:
+      data.type = "invalid";
+      break;
   }
   data.cast_shadows = l.CastShadows();
   data.diffuse = rgb(l.Diffuse());

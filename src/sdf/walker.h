@@ -2,7 +2,6 @@
 // Turns libsdformat 12 DOM objects into entities (internal to src/sdf).
 
 #include <sdf/sdf.hh>
-
 #include <set>
 #include <string>
 #include <utility>
@@ -22,9 +21,9 @@ class Walker {
   void world(const ::sdf::World& w, ecs::Entity world);
   /// Creates a model entity (and its subtree) under `parent`, whose world pose is X_WP.
   /// `X_PM` is the model pose relative to the parent entity; `name` overrides the model's own.
-  ecs::Entity model(const ::sdf::Model& m, ecs::Entity parent,
-                    const ignition::math::Pose3d& X_WP, const ignition::math::Pose3d& X_PM,
-                    const std::string& name, bool parent_static);
+  ecs::Entity model(const ::sdf::Model& m, ecs::Entity parent, const ignition::math::Pose3d& X_WP,
+                    const ignition::math::Pose3d& X_PM, const std::string& name,
+                    bool parent_static);
 
   /// Elements already reported as unsupported, "file:line:name" (to drop libsdformat's
   /// duplicate reports).

@@ -4,10 +4,9 @@
 
 #include "kestrel/sdf/world_loader.h"
 
-#include <sdf/sdf.hh>
-
 #include <mutex>
 #include <regex>
+#include <sdf/sdf.hh>
 #include <sstream>
 
 #include "kestrel/components/model.h"
@@ -32,7 +31,8 @@ std::string format_finding(const Finding& f) {
 }
 
 void Findings::error(std::string file, int line, std::string entity, std::string message) {
-  items_.push_back({Severity::kError, std::move(file), line, std::move(entity), std::move(message)});
+  items_.push_back(
+      {Severity::kError, std::move(file), line, std::move(entity), std::move(message)});
 }
 void Findings::warning(std::string file, int line, std::string entity, std::string message) {
   items_.push_back(
@@ -86,9 +86,9 @@ std::string strip_ansi(const std::string& s) {
 
 // libsdformat's console warnings worth a finding: unknown attributes (with file:line) and
 // versions newer than it understands.
-void console_findings(const std::string& text, const detail::Sources& src,
-                      WorldDescription& d) {
-  static const std::regex kAttr(R"(:([^:\]]+):L(\d+)\]: XML Attribute\[([^\]]+)\] in element\[([^\]]+)\] not defined in SDF)");
+void console_findings(const std::string& text, const detail::Sources& src, WorldDescription& d) {
+  static const std::regex kAttr(
+      R"(:([^:\]]+):L(\d+)\]: XML Attribute\[([^\]]+)\] in element\[([^\]]+)\] not defined in SDF)");
   static const std::regex kVersion(R"(Unable to convert from SDF version ([0-9.]+) to ([0-9.]+))");
   std::istringstream in(strip_ansi(text));
   std::string line;
@@ -104,8 +104,10 @@ void console_findings(const std::string& text, const detail::Sources& src,
                              std::string(m[4]) + "> is ignored (not part of SDF 1.9)");
     } else if (std::regex_search(line, m, kVersion)) {
       d.findings.warning(d.file, 1, "",
-                         "SDF version " + std::string(m[1]) + " is newer than Kestrel's parser "
-                         "understands (" + std::string(m[2]) +
+                         "SDF version " + std::string(m[1]) +
+                             " is newer than Kestrel's parser "
+                             "understands (" +
+                             std::string(m[2]) +
                              "); elements introduced since are reported as unsupported");
     }
   }
@@ -191,7 +193,8 @@ void throw_if_unusable(const ::sdf::Errors& errors, const std::string& file,
     if (e.Code() == ::sdf::ErrorCode::FILE_READ) continue;
     why += (why.empty() ? "" : "; ") + e.Message();
   }
-  throw UnreadableWorld(where, "cannot parse SDF: " + (why.empty() ? errors.front().Message() : why));
+  throw UnreadableWorld(where,
+                        "cannot parse SDF: " + (why.empty() ? errors.front().Message() : why));
 }
 
 WorldDescription load(detail::Sources& sources, bool from_file, const std::string& text_or_path,
@@ -204,16 +207,16 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
   std::string console;
   {
     ConsoleCapture capture;
-    const auto cfg = parser_config(
-        sources, from_file ? fs::path(text_or_path).parent_path() : fs::path());
-    errors = from_file ? root.Load(text_or_path, cfg)
-                       : root.LoadSdfString(sources.world_text(), cfg);
+    const auto cfg =
+        parser_config(sources, from_file ? fs::path(text_or_path).parent_path() : fs::path());
+    errors =
+        from_file ? root.Load(text_or_path, cfg) : root.LoadSdfString(sources.world_text(), cfg);
     console = capture.text();
   }
   throw_if_unusable(errors, d.file, console);
   if (root.WorldCount() == 0) {
-    std::string why = root.Model() ? "it describes a model, not a world"
-                                   : "no <world> element found";
+    std::string why =
+        root.Model() ? "it describes a model, not a world" : "no <world> element found";
     if (!errors.empty()) why += " (" + errors.front().Message() + ")";
     throw UnreadableWorld(d.file, "expected an SDF <world>: " + why);
   }
@@ -245,8 +248,8 @@ WorldDescription load_world_file(const fs::path& path, ecs::Registry& registry, 
   return d;
 }
 
-WorldDescription load_world_string(std::string_view sdf, ecs::Registry& registry,
-                                   ecs::Entity world, const LoadOptions& options,
+WorldDescription load_world_string(std::string_view sdf, ecs::Registry& registry, ecs::Entity world,
+                                   const LoadOptions& options,
                                    const std::string& name_for_messages) {
   detail::Sources sources(resource_search_path(options, fs::path()), options.max_file_bytes);
   Findings prescan;
@@ -278,7 +281,8 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
   if (fs::is_directory(file, ec)) {
     file = detail::model_dir_sdf(file_or_dir);
     if (file.empty()) {
-      throw UnreadableWorld(file_or_dir.string(), "model directory has no model.config or model.sdf");
+      throw UnreadableWorld(file_or_dir.string(),
+                            "model directory has no model.config or model.sdf");
     }
   }
   const std::string key = fs::weakly_canonical(file, ec).string();
@@ -292,7 +296,8 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
     {
       std::lock_guard lock(sdformat_mutex());
       ConsoleCapture capture;
-      const auto errors = p->root.Load(file.string(), parser_config(*p->sources, file.parent_path()));
+      const auto errors =
+          p->root.Load(file.string(), parser_config(*p->sources, file.parent_path()));
       throw_if_unusable(errors, file.string(), capture.text());
     }
     if (!p->root.Model()) {

@@ -68,7 +68,8 @@ TEST(WorldLoader, WorldDataAndPhysics) {
   EXPECT_EQ(l->reg.get<c::PhysicsParams>(l->world).max_step_size, Duration{4'000'000});
   EXPECT_DOUBLE_EQ(l->reg.get<c::SphericalCoordinates>(l->world).latitude_deg, 47.1);
   EXPECT_DOUBLE_EQ(l->reg.get<c::SphericalCoordinates>(l->world).elevation, 400);
-  EXPECT_EQ(l->reg.get<c::MagneticField>(l->world).value, ignition::math::Vector3d(1e-6, 2e-6, 3e-6));
+  EXPECT_EQ(l->reg.get<c::MagneticField>(l->world).value,
+            ignition::math::Vector3d(1e-6, 2e-6, 3e-6));
 }
 
 // Nested models and relative_to frames: world poses are the exact composition.
@@ -77,10 +78,12 @@ TEST(WorldLoader, NestedModelsAndRelativeToPosesCompose) {
     <model name='outer'>
       <pose>1 2 3 0 0 1.5707963267948966</pose>
       <frame name='f'><pose>0 0 1 0 0 0</pose></frame>
-      <link name='base'>)") + kInertial + R"(<pose relative_to='f'>1 0 0 0 0 0</pose></link>
+      <link name='base'>)") +
+                      kInertial + R"(<pose relative_to='f'>1 0 0 0 0 0</pose></link>
       <model name='inner'>
         <pose relative_to='base'>0 1 0 0 0 0</pose>
-        <link name='l'>)" + kInertial + R"(<pose>0 0 0.5 0 0 0</pose>
+        <link name='l'>)" +
+                      kInertial + R"(<pose>0 0 0.5 0 0 0</pose>
           <collision name='c'><pose>0.1 0 0 0 0 0</pose><geometry><box><size>1 2 3</size></box></geometry></collision>
           <sensor name='imu' type='imu'><pose>0 0 0.2 0 0 0</pose><update_rate>100</update_rate></sensor>
         </link>
@@ -164,8 +167,8 @@ TEST(WorldLoader, JointToMissingLinkIsAnError) {
 TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {
   auto l = load(world(std::string(R"(<model name='m'><link name='a'>)") + kInertial +
                       R"(<velocity_decay/><sensor name='s' type='logical_camera'/></link>
-      </model><model name='d'><link name='a'>)" + kInertial + R"(</link><link name='a'>)" +
-                      kInertial + R"(</link></model>
+      </model><model name='d'><link name='a'>)" +
+                      kInertial + R"(</link><link name='a'>)" + kInertial + R"(</link></model>
       <model name='p'><static>1</static><link name='l'><sensor name='x' type='imu'>
         <topic>__default__</topic></sensor></link></model>)"));
   const std::string m = messages(l->d);
@@ -180,8 +183,8 @@ TEST(WorldLoader, UnreadableInputThrows) {
   const auto w = reg.create();
   EXPECT_THROW(load_world_string("", reg, w), UnreadableWorld);
   EXPECT_THROW(load_world_string("<sdf><world name='x'>", reg, w), UnreadableWorld);
-  EXPECT_THROW(load_world_string("<sdf version='1.9'><model name='m'><link name='l'/></model></sdf>",
-                                 reg, w),
+  EXPECT_THROW(load_world_string(
+                   "<sdf version='1.9'><model name='m'><link name='l'/></model></sdf>", reg, w),
                UnreadableWorld);
   EXPECT_THROW(load_world_file("/nonexistent/world.sdf", reg, w), UnreadableWorld);
   try {
@@ -246,8 +249,10 @@ TEST_F(IncludeTest, UnresolvedIncludeNamesEveryPathSearched) {
 }
 
 TEST_F(IncludeTest, RecursiveIncludeIsUnreadable) {
-  write(dir_ / "a.sdf", "<sdf version='1.9'><model name='a'><include><uri>b.sdf</uri></include></model></sdf>");
-  write(dir_ / "b.sdf", "<sdf version='1.9'><model name='b'><include><uri>a.sdf</uri></include></model></sdf>");
+  write(dir_ / "a.sdf",
+        "<sdf version='1.9'><model name='a'><include><uri>b.sdf</uri></include></model></sdf>");
+  write(dir_ / "b.sdf",
+        "<sdf version='1.9'><model name='b'><include><uri>a.sdf</uri></include></model></sdf>");
   write(dir_ / "w.sdf", world("<include><uri>a.sdf</uri></include>"));
   ecs::Registry reg;
   const auto w = reg.create();

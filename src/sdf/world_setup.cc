@@ -1,9 +1,9 @@
 #include "kestrel/sdf/world_setup.h"
 
-#include <ignition/plugin/Loader.hh>
 #include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <ignition/plugin/Loader.hh>
 #include <mutex>
 #include <set>
 
@@ -17,17 +17,20 @@ namespace fs = std::filesystem;
 
 const char* source_name(SystemSource s) {
   switch (s) {
-    case SystemSource::kBuiltin: return "built-in";
-    case SystemSource::kExternal: return "external";
-    case SystemSource::kDefault: return "default";
+    case SystemSource::kBuiltin:
+      return "built-in";
+    case SystemSource::kExternal:
+      return "external";
+    case SystemSource::kDefault:
+      return "default";
   }
   return "?";
 }
 
 std::vector<fs::path> system_plugin_search_path(const ResolveOptions& options) {
   std::vector<fs::path> out = options.plugin_paths;
-  for (const char* var :
-       {"KESTREL_SYSTEM_PLUGIN_PATH", "GZ_SIM_SYSTEM_PLUGIN_PATH", "IGN_GAZEBO_SYSTEM_PLUGIN_PATH"}) {
+  for (const char* var : {"KESTREL_SYSTEM_PLUGIN_PATH", "GZ_SIM_SYSTEM_PLUGIN_PATH",
+                          "IGN_GAZEBO_SYSTEM_PLUGIN_PATH"}) {
     for (auto& p : detail::split_path_list(std::getenv(var))) out.push_back(std::move(p));
   }
   return out;
@@ -47,8 +50,8 @@ std::string normalize(std::string_view s) {
 
 // The system class of a plugin name, if its namespace is one that maps to built-ins.
 std::string builtin_key_from_name(const std::string& name) {
-  for (std::string_view ns : {"gz::sim::systems::", "ignition::gazebo::systems::",
-                              "kestrel::systems::", "::"}) {
+  for (std::string_view ns :
+       {"gz::sim::systems::", "ignition::gazebo::systems::", "kestrel::systems::", "::"}) {
     if (name.starts_with(ns)) return normalize(name.substr(ns.size()));
   }
   return name.find("::") == std::string::npos ? normalize(name) : "";
@@ -114,8 +117,8 @@ External load_external(const PluginDecl& p, const std::vector<fs::path>& dirs) {
     candidates.push_back(f);
   } else {
     for (const auto& d : dirs) {
-      for (const std::string& n : {p.filename, "lib" + p.filename + ".so", p.filename + ".so",
-                                   "lib" + p.filename}) {
+      for (const std::string& n :
+           {p.filename, "lib" + p.filename + ".so", p.filename + ".so", "lib" + p.filename}) {
         candidates.push_back(d / n);
       }
     }
@@ -170,10 +173,12 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
                                         const ecs::Registry& registry,
                                         const ResolveOptions& options, Findings& findings) {
   std::vector<PlannedSystem> out;
-  std::set<std::string> builtins_used;            // normalized builtin names in the plan
-  std::set<std::string> declared_unavailable;     // normalized keys of unresolved gz systems
+  std::set<std::string> builtins_used;         // normalized builtin names in the plan
+  std::set<std::string> declared_unavailable;  // normalized keys of unresolved gz systems
   const auto dirs = system_plugin_search_path(options);
-  auto entity_name = [&](ecs::Entity e) { return registry.alive(e) ? registry.scoped_name(e) : ""; };
+  auto entity_name = [&](ecs::Entity e) {
+    return registry.alive(e) ? registry.scoped_name(e) : "";
+  };
 
   for (const auto& p : d.plugins) {
     const std::string by_name = builtin_key_from_name(p.name);
@@ -218,14 +223,14 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
     if (!by_file.empty()) declared_unavailable.insert(by_file);
     std::string searched;
     for (const auto& s : ext.searched) searched += (searched.empty() ? "" : ", ") + s.string();
-    Finding f{options.strict ? Severity::kError : Severity::kWarning, p.file, p.line,
-              entity_name(p.entity),
-              "plugin '" + p.name + "' (filename '" + p.filename +
-                  "') cannot be resolved: it is not a Kestrel built-in system (src/systems/"
-                  "builtin.cc) and no library was found; searched: " +
-                  (searched.empty() ? "(no directories: set KESTREL_SYSTEM_PLUGIN_PATH)"
-                                    : searched) +
-                  ". The world runs without it."};
+    Finding f{
+        options.strict ? Severity::kError : Severity::kWarning, p.file, p.line,
+        entity_name(p.entity),
+        "plugin '" + p.name + "' (filename '" + p.filename +
+            "') cannot be resolved: it is not a Kestrel built-in system (src/systems/"
+            "builtin.cc) and no library was found; searched: " +
+            (searched.empty() ? "(no directories: set KESTREL_SYSTEM_PLUGIN_PATH)" : searched) +
+            ". The world runs without it."};
     findings.add(std::move(f));
   }
 
@@ -263,8 +268,8 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
     const std::string why =
         declared_unavailable.count(normalize(gz))
             ? "its system gz::sim::systems::" + gz + " is declared but Kestrel does not provide it"
-            : "declare <plugin filename=\"gz-sim-" + stem + "-system\" name=\"gz::sim::systems::" +
-                  gz + "\"/> in the world";
+            : "declare <plugin filename=\"gz-sim-" + stem +
+                  "-system\" name=\"gz::sim::systems::" + gz + "\"/> in the world";
     findings.warning(loc ? loc->file : d.file, loc ? loc->line : 0, entity_name(e),
                      "sensor '" + entity_name(e) + "' (" + type +
                          ") will produce no data: no system serves it; " + why);

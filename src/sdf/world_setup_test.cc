@@ -36,8 +36,8 @@ struct Planned {
 std::unique_ptr<Planned> plan(const std::string& body, ResolveOptions ro = {}) {
   auto p = std::make_unique<Planned>();
   p->world = p->reg.create();
-  p->d = load_world_string("<sdf version='1.9'><world name='w'>" + body + "</world></sdf>",
-                           p->reg, p->world, {}, "w.sdf");
+  p->d = load_world_string("<sdf version='1.9'><world name='w'>" + body + "</world></sdf>", p->reg,
+                           p->world, {}, "w.sdf");
   if (ro.builtins.data() == systems::builtin_systems().data()) ro.builtins = kTestBuiltins;
   p->systems = plan_systems(p->d, p->world, p->reg, ro, p->findings);
   return p;
@@ -71,11 +71,11 @@ TEST(PluginResolution, GazeboAndKestrelSpellingsMapToBuiltins) {
                 model("<plugin filename='gz-sim-multicopter-motor-model-system' "
                       "name='gz::sim::systems::MulticopterMotorModel'><a>1</a></plugin>"));
   EXPECT_EQ(messages(p->findings), "");
-  EXPECT_THAT(names(p->systems),
-              ::testing::ElementsAre("kestrel::systems::Physics@w.sdf:2",
-                                     "kestrel::systems::Imu@w.sdf:3",
-                                     "kestrel::systems::UserCommands@w.sdf:4",
-                                     "kestrel::systems::MulticopterMotorModel@w.sdf:5"));
+  EXPECT_THAT(
+      names(p->systems),
+      ::testing::ElementsAre("kestrel::systems::Physics@w.sdf:2", "kestrel::systems::Imu@w.sdf:3",
+                             "kestrel::systems::UserCommands@w.sdf:4",
+                             "kestrel::systems::MulticopterMotorModel@w.sdf:5"));
   // Model-level plugins attach to their model and keep their element.
   EXPECT_EQ(p->systems[3].entity, p->reg.find_scoped("w::m"));
   EXPECT_EQ(p->systems[3].config->get<int>("a"), 1);
@@ -83,12 +83,10 @@ TEST(PluginResolution, GazeboAndKestrelSpellingsMapToBuiltins) {
 }
 
 TEST(PluginResolution, DefaultsAreMergedEvenWhenOtherPluginsAreDeclared) {
-  auto p = plan("<plugin filename='gz-sim-imu-system' name='gz::sim::systems::Imu'/>" +
-                model(""));
-  EXPECT_THAT(names(p->systems),
-              ::testing::ElementsAre("kestrel::systems::Imu@w.sdf:1",
-                                     "kestrel::systems::Physics@default",
-                                     "kestrel::systems::UserCommands@default"));
+  auto p = plan("<plugin filename='gz-sim-imu-system' name='gz::sim::systems::Imu'/>" + model(""));
+  EXPECT_THAT(names(p->systems), ::testing::ElementsAre("kestrel::systems::Imu@w.sdf:1",
+                                                        "kestrel::systems::Physics@default",
+                                                        "kestrel::systems::UserCommands@default"));
   EXPECT_EQ(p->systems[1].source, SystemSource::kDefault);
 }
 
@@ -102,9 +100,9 @@ TEST(PluginResolution, OptOutOfDefaultsLeavesNoPhysicsError) {
 TEST(PluginResolution, UnresolvedPluginWarnsWithPathsAndStrictMakesItAnError) {
   ResolveOptions ro;
   ro.plugin_paths = {"/nonexistent/dir"};
-  auto p = plan("<plugin filename='gz-sim-lift-drag-system' name='gz::sim::systems::LiftDrag'/>" +
-                    model(""),
-                ro);
+  auto p = plan(
+      "<plugin filename='gz-sim-lift-drag-system' name='gz::sim::systems::LiftDrag'/>" + model(""),
+      ro);
   const std::string m = messages(p->findings);
   EXPECT_THAT(m, HasSubstr("warning: w.sdf:1: [w] plugin 'gz::sim::systems::LiftDrag' (filename "
                            "'gz-sim-lift-drag-system') cannot be resolved"));
@@ -116,9 +114,10 @@ TEST(PluginResolution, UnresolvedPluginWarnsWithPathsAndStrictMakesItAnError) {
 }
 
 TEST(PluginResolution, SensorWithoutItsSystemIsReported) {
-  auto p = plan(model("<link name='s'><inertial><mass>1</mass><inertia><ixx>1</ixx><iyy>1</iyy>"
-                      "<izz>1</izz></inertia></inertial><sensor name='mag' type='magnetometer'/>"
-                      "<sensor name='imu' type='imu'/></link>"));
+  auto p =
+      plan(model("<link name='s'><inertial><mass>1</mass><inertia><ixx>1</ixx><iyy>1</iyy>"
+                 "<izz>1</izz></inertia></inertial><sensor name='mag' type='magnetometer'/>"
+                 "<sensor name='imu' type='imu'/></link>"));
   const std::string m = messages(p->findings);
   EXPECT_THAT(m, HasSubstr("sensor 'w::m::s::mag' (magnetometer) will produce no data"));
   EXPECT_THAT(m, HasSubstr("gz-sim-magnetometer-system"));
@@ -180,9 +179,8 @@ TEST(ExternalSystems, WrongSystemNameInLibraryIsAnErrorListingWhatItHas) {
   ResolveOptions ro;
   ro.plugin_paths = {plugin_dir()};
   auto p = plan("<plugin filename='wind_disturbance' name='Other'/>" + model(""), ro);
-  EXPECT_THAT(messages(p->findings),
-              HasSubstr("has no system named 'Other'; it provides: "
-                        "kestrel::examples::WindDisturbance"));
+  EXPECT_THAT(messages(p->findings), HasSubstr("has no system named 'Other'; it provides: "
+                                               "kestrel::examples::WindDisturbance"));
 }
 
 TEST(WorldSetup, LoadsIntoRunnerWithSystemsAndPhysics) {
@@ -191,8 +189,9 @@ TEST(WorldSetup, LoadsIntoRunnerWithSystemsAndPhysics) {
   std::ofstream(dir / "w.sdf")
       << "<sdf version='1.9'><world name='windy'><physics type='ode'><max_step_size>0.002"
          "</max_step_size><real_time_factor>0</real_time_factor></physics>" +
-             model("<plugin filename='wind_disturbance' name='kestrel::examples::WindDisturbance'>"
-                   "<link_name>l</link_name><force>1 0 0</force></plugin>") +
+             model(
+                 "<plugin filename='wind_disturbance' name='kestrel::examples::WindDisturbance'>"
+                 "<link_name>l</link_name><force>1 0 0</force></plugin>") +
              "</world></sdf>";
   sim::Runner::Options ropt;
   sim::Runner runner(ropt);

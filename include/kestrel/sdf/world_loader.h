@@ -12,13 +12,12 @@
 /// the supported elements and every finding.
 
 #include <filesystem>
+#include <ignition/math/Pose3.hh>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <ignition/math/Pose3.hh>
 
 #include "kestrel/components/world.h"
 #include "kestrel/core/element.h"
@@ -37,11 +36,11 @@ class UnreadableWorld : public Error {
 
 /// A `<plugin>` as declared in the world (world-, model- or sensor-level).
 struct PluginDecl {
-  std::string filename;  ///< `filename` attribute as written
-  std::string name;      ///< `name` attribute as written
+  std::string filename;                   ///< `filename` attribute as written
+  std::string name;                       ///< `name` attribute as written
   ecs::Entity entity = ecs::kNullEntity;  ///< what it is attached to (world, model or sensor)
   std::shared_ptr<const Element> config;  ///< the whole <plugin> element, with file:line
-  std::string file;                        ///< where it was declared
+  std::string file;                       ///< where it was declared
   int line = 0;
 };
 
@@ -53,8 +52,8 @@ struct WorldCounts {
 
 /// What the loader learned about a world besides the entities it created.
 struct WorldDescription {
-  std::string name;  ///< SDF <world name=...>
-  std::string file;  ///< the world file ("<string>" for in-memory SDF)
+  std::string name;                   ///< SDF <world name=...>
+  std::string file;                   ///< the world file ("<string>" for in-memory SDF)
   components::PhysicsParams physics;  ///< also added to the world entity
   bool physics_declared = false;      ///< the world has a <physics> element
   /// false when the world opts out of Gazebo's default systems with <kestrel:no_default_systems/>.
@@ -90,8 +89,8 @@ WorldDescription load_world_file(const std::filesystem::path& path, ecs::Registr
                                  ecs::Entity world, const LoadOptions& options = {});
 
 /// As load_world_file, from SDF text. `name_for_messages` is used as the file name in findings.
-WorldDescription load_world_string(std::string_view sdf, ecs::Registry& registry,
-                                   ecs::Entity world, const LoadOptions& options = {},
+WorldDescription load_world_string(std::string_view sdf, ecs::Registry& registry, ecs::Entity world,
+                                   const LoadOptions& options = {},
                                    const std::string& name_for_messages = "<string>");
 
 /// Parses a model file once and spawns copies of it (Gazebo's "create" service parses the SDF
@@ -108,10 +107,9 @@ class ModelCache {
   /// The file is parsed on first use only. Findings of the spawn are appended to `findings`.
   /// @returns the model entity. @throws UnreadableWorld if the file cannot be parsed;
   ///          Error if a sibling with that name exists.
-  ecs::Entity spawn(const std::filesystem::path& file, ecs::Registry& registry,
-                    ecs::Entity parent, const std::string& name,
-                    const ignition::math::Pose3d& pose, Findings* findings = nullptr,
-                    std::vector<PluginDecl>* plugins = nullptr);
+  ecs::Entity spawn(const std::filesystem::path& file, ecs::Registry& registry, ecs::Entity parent,
+                    const std::string& name, const ignition::math::Pose3d& pose,
+                    Findings* findings = nullptr, std::vector<PluginDecl>* plugins = nullptr);
   /// Number of files actually parsed so far (for tests of "parse once").
   std::size_t parse_count() const { return parse_count_; }
 
