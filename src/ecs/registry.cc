@@ -240,7 +240,12 @@ std::string Registry::scoped_name(Entity e) const {
   std::vector<std::string> parts;
   for (Entity a = e; a != kNullEntity; a = parent(a)) {
     const auto* n = try_get<Name>(a);
-    parts.push_back(n ? n->value : "#" + std::to_string(a));
+    if (n) {
+      parts.push_back(n->value);
+    } else {
+      parts.push_back(std::to_string(a));
+      parts.back().insert(0, 1, '#');  // not "#" + ...: GCC 12 -O3 -Wrestrict false positive
+    }
   }
   std::string out;
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
