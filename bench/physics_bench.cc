@@ -1,51 +1,24 @@
 // Physics step cost: Kestrel (Runner + Physics system + MuJoCo, state written to components)
 // versus raw MuJoCo stepping the MJCF Kestrel exports for the same world, in the same run.
-// The one place besides src/physics/mujoco that includes MuJoCo: it is the reference.
+// Benchmarks (this file and physics_step_count.cc) are the only places besides src/physics/mujoco
+// that include MuJoCo: it is the reference.
 
 #include <benchmark/benchmark.h>
 #include <mujoco/mujoco.h>
 
-#include <filesystem>
+#include <cstring>
 #include <memory>
 
+#include "bench/physics_worlds.h"
 #include "kestrel/physics/physics.h"
-#include "kestrel/sdf/world_loader.h"
-#include "physics/test_worlds.h"
 
 namespace {
 
-using ignition::math::Vector3d;
+using kestrel::bench::kWorldNames;
+using kestrel::bench::make_world;
 using kestrel::physics::testing::TestWorld;
 
-std::unique_ptr<TestWorld> make_world(int which) {
-  auto w = std::make_unique<TestWorld>();
-  switch (which) {
-    case 0:  // one free box (falling, no ground)
-      w->box("box", {0, 0, 1e6}, {0.2, 0.2, 0.2}, 1.0);
-      break;
-    case 1:  // one box resting on the ground
-      w->ground();
-      w->box("box", {0, 0, 0.1}, {0.2, 0.2, 0.2}, 1.0);
-      break;
-    case 2:  // 100 boxes resting on the ground, 10 x 10
-      w->ground();
-      for (int i = 0; i < 100; ++i) {
-        w->box("box" + std::to_string(i), {0.5 * (i % 10), 0.5 * (i / 10), 0.1}, {0.2, 0.2, 0.2},
-               1.0);
-      }
-      break;
-    case 3: {  // the quadcopter world of the Gazebo corpus
-      const auto file =
-          std::filesystem::path(KESTREL_SHARED_DIR) / "worlds" / "gz" / "test_quadcopter.sdf";
-      if (!std::filesystem::exists(file)) return nullptr;
-      kestrel::sdf::load_world_file(file, w->r(), w->world());
-      break;
-    }
-  }
-  return w;
-}
-
-const char* kNames[] = {"free_box", "box_on_ground", "100_boxes", "quadcopter"};
+const char* const* kNames = kWorldNames;
 
 void settle(TestWorld& w) { w.step(500); }
 

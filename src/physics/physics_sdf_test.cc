@@ -157,5 +157,60 @@ TEST(PhysicsSdf, GazeboCorpusRunsWhereSupported) {
   EXPECT_GE(ran, 32);  // all of the corpus today; a regression shows here
 }
 
+// A joint that declares a force_torque sensor gets JointTransmittedWrench from Physics (its
+// reader needs it); a joint without one does not (the wrench costs an extra pass per step).
+TEST(PhysicsSdf, ForceTorqueSensorJointGetsTheTransmittedWrench) {
+  constexpr const char* kTwoPendulums = R"(<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="w">
+    <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+    <gravity>0 0 -9.8</gravity>
+    <model name="sensed">
+      <link name="bob">
+        <pose>0 0 -0.5 0 0 0</pose>
+        <inertial><mass>2</mass>
+          <inertia><ixx>0.001</ixx><iyy>0.001</iyy><izz>0.001</izz>
+                   <ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia></inertial>
+      </link>
+      <joint name="hinge" type="revolute">
+        <parent>world</parent><child>bob</child>
+        <pose>0 0 0.5 0 0 0</pose>
+        <axis><xyz>1 0 0</xyz></axis>
+        <sensor name="ft" type="force_torque"><update_rate>100</update_rate></sensor>
+      </joint>
+    </model>
+    <model name="plain">
+      <pose>2 0 0 0 0 0</pose>
+      <link name="bob">
+        <pose>0 0 -0.5 0 0 0</pose>
+        <inertial><mass>2</mass>
+          <inertia><ixx>0.001</ixx><iyy>0.001</iyy><izz>0.001</izz>
+                   <ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia></inertial>
+      </link>
+      <joint name="hinge" type="revolute">
+        <parent>world</parent><child>bob</child>
+        <pose>0 0 0.5 0 0 0</pose>
+        <axis><xyz>1 0 0</xyz></axis>
+      </joint>
+    </model>
+  </world>
+</sdf>)";
+  Loaded w(std::string_view{kTwoPendulums});
+  w.start();
+  w.runner->run(10);
+  const auto sensed = w.r().find_scoped("w::sensed::hinge");
+  const auto plain = w.r().find_scoped("w::plain::hinge");
+  ASSERT_NE(sensed, ecs::kNullEntity);
+  ASSERT_NE(plain, ecs::kNullEntity);
+  ASSERT_TRUE(w.r().has<c::JointTransmittedWrench>(sensed));
+  EXPECT_FALSE(w.r().has<c::JointTransmittedWrench>(plain));
+  EXPECT_NEAR(w.r().get<c::JointTransmittedWrench>(sensed).force.Z(), 2 * 9.8, 1e-6);
+  // After a reset the rule still holds (the component comes back with the snapshot).
+  w.runner->reset_now();
+  w.runner->run(10);
+  ASSERT_TRUE(w.r().has<c::JointTransmittedWrench>(sensed));
+  EXPECT_NEAR(w.r().get<c::JointTransmittedWrench>(sensed).force.Z(), 2 * 9.8, 1e-6);
+}
+
 }  // namespace
 }  // namespace kestrel::physics

@@ -188,6 +188,7 @@ TEST(Physics, JointVelocityCommandIsTracked) {
   const auto joint = w.joint(model, "rotor_joint", c::JointType::kContinuous, base, rotor,
                              Pose3d(0, 0, 0.1, 0, 0, 0), axis);
   w.start();
+  w.r().add<c::JointTransmittedWrench>(joint);  // requested: computed from this step on
   w.r().add<c::JointVelocityCmd>(joint, std::vector<double>{100.0});
   w.step(500);
   EXPECT_NEAR(w.r().get<c::JointVelocity>(joint).data.at(0), 100.0, 1e-3);
@@ -201,6 +202,68 @@ TEST(Physics, JointVelocityCommandIsTracked) {
   w.r().remove<c::JointVelocityCmd>(joint);
   w.step(10);
   EXPECT_NEAR(w.r().get<c::JointVelocity>(joint).data.at(0), 100.0, 1.0);
+}
+
+// JointTransmittedWrench is computed (mj_rnePostConstraint) only where some entity holds one:
+// Physics adds it to joints with a force_torque sensor; other readers add it themselves.
+TEST(Physics, TransmittedWrenchOnRequestMatchesStaticEquilibrium) {
+  TestWorld w;
+  const double mb = 1.0, ma = 2.0, Lb = 0.5, La = 0.3;
+  // A bob hanging at rest from a hinge about y; an arm welded to the bob sticks out along y
+  // (the hinge axis), so gravity's torque on it is about x and carried by the hinge: at rest.
+  // The weld's frame is yawed 90° so that its joint frame differs from the world frame.
+  const auto model = w.model("pendulum", Pose3d(0, 0, 1, 0, 0, 0));
+  const auto bob = w.link(model, "bob", Pose3d(0, 0, -Lb, 0, 0, 0), mb, {1e-3, 1e-3, 1e-3});
+  const auto arm = w.link(model, "arm", Pose3d(0, 0, -Lb, 0, 0, 0), ma, {1e-3, 1e-3, 1e-3},
+                          Pose3d(0, La, 0, 0, 0, 0));
+  c::JointAxisData axis;
+  axis.xyz = {0, 1, 0};
+  const auto hinge = w.joint(model, "hinge", c::JointType::kRevolute, ecs::kNullEntity, bob,
+                             Pose3d(0, 0, 1, 0, 0, 0), axis);
+  const auto weld =
+      w.joint(model, "weld", c::JointType::kFixed, bob, arm, Pose3d(0, 0, 1 - Lb, 0, 0, M_PI / 2));
+  w.start();
+  w.step(10);
+  // Nobody asked: the component is absent (never a stale zero), and no extra pass runs.
+  EXPECT_FALSE(w.r().has<c::JointTransmittedWrench>(weld));
+  EXPECT_FALSE(w.r().has<c::JointTransmittedWrench>(hinge));
+
+  // Requested mid-run on the weld only: filled from the next step.
+  w.r().add<c::JointTransmittedWrench>(weld);
+  w.step();
+  EXPECT_FALSE(w.r().has<c::JointTransmittedWrench>(hinge));
+  const double g = kG;
+  {
+    // The bob holds the arm up (F = ma·g) and cancels gravity's torque about the weld origin:
+    // τ_W = −(La ŷ × (−ma g ẑ)) = (ma g La, 0, 0); in the weld frame (x_J = y_W, y_J = −x_W):
+    // τ_J = (0, −ma g La, 0).
+    const auto& tw = w.r().get<c::JointTransmittedWrench>(weld);
+    EXPECT_NEAR(tw.force.X(), 0, 1e-9);
+    EXPECT_NEAR(tw.force.Y(), 0, 1e-9);
+    EXPECT_NEAR(tw.force.Z(), ma * g, 1e-9);
+    EXPECT_NEAR(tw.torque.X(), 0, 1e-9);
+    EXPECT_NEAR(tw.torque.Y(), -ma * g * La, 1e-9);
+    EXPECT_NEAR(tw.torque.Z(), 0, 1e-9);
+  }
+  // The hinge too: the world carries both weights, and the arm's torque about x.
+  w.r().add<c::JointTransmittedWrench>(hinge);
+  w.step();
+  {
+    const auto& th = w.r().get<c::JointTransmittedWrench>(hinge);
+    EXPECT_NEAR(th.force.X(), 0, 1e-9);
+    EXPECT_NEAR(th.force.Y(), 0, 1e-9);
+    EXPECT_NEAR(th.force.Z(), (ma + mb) * g, 1e-9);
+    EXPECT_NEAR(th.torque.X(), ma * g * La, 1e-9);
+    EXPECT_NEAR(th.torque.Y(), 0, 1e-9);
+    EXPECT_NEAR(th.torque.Z(), 0, 1e-9);
+    EXPECT_NEAR(w.r().get<c::JointTransmittedWrench>(weld).torque.Y(), -ma * g * La, 1e-9);
+  }
+  // Released: removing the components stops the computation; the run goes on, still at rest.
+  w.r().remove<c::JointTransmittedWrench>(weld);
+  w.r().remove<c::JointTransmittedWrench>(hinge);
+  w.step(10);
+  EXPECT_EQ(w.r().count<c::JointTransmittedWrench>(), 0u);
+  EXPECT_NEAR(w.r().get<c::JointPosition>(hinge).data.at(0), 0, 1e-12);
 }
 
 struct Trace {

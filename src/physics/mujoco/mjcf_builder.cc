@@ -417,7 +417,6 @@ class Builder {
                           jd.type == c::JointType::kScrew ? "screw" : "gearbox"));
         break;
     }
-    if (jd.type != c::JointType::kFixed) out_.needs_rne_post = true;
     out_.joints.push_back(std::move(rec));
   }
 

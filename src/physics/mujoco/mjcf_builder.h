@@ -58,7 +58,6 @@ struct MjcfModel {
   std::vector<ecs::Entity> geoms;   // collision entity per geom, in MJCF order
   std::vector<ModelRecord> models;  // parents before children
   std::vector<PhysicsIssue> issues;
-  bool needs_rne_post = false;  // some non-free joint exists (transmitted wrenches)
 };
 
 struct BuildOptions {

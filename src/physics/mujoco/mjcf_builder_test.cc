@@ -125,7 +125,6 @@ TEST(MjcfBuilder, JointLimitsDampingFrictionSpring) {
                                R"(frictionloss="0.2" stiffness="3" springref="0.1"/>)"));
   // b is nested in a (relative pose), a is a free root.
   EXPECT_THAT(m.xml, HasSubstr(R"(<body name="test::m::b" pos="0 0 1" quat="1 0 0 0">)"));
-  EXPECT_TRUE(m.needs_rne_post);
 }
 
 TEST(MjcfBuilder, ExportedMjcfIsWhatCheckAndTheEngineUse) {

@@ -5,6 +5,7 @@
 //   commands        xfrc_applied, qfrc_applied, teleports and velocity commands
 //   re-kinematics   only if a command changed qpos (mj_step1) or qvel (mj_fwdVelocity)
 //   acceleration    actuation, smooth acceleration, constraint solve at time t
+//   wrenches        mj_rnePostConstraint, only when some joint has a JointTransmittedWrench
 //   readout (t)     contacts, joint forces, transmitted wrenches
 //   integrate       mj_Euler: qpos, qvel, time advance to t + dt
 //   kinematics      mj_step1 at t + dt (what mj_step would do first in the next step)
@@ -129,7 +130,7 @@ struct Mapping {
   EntityIndex body_of, joint_of, model_of;            // entity → index into bodies/joints/models
   std::unordered_map<ecs::Entity, Pose3d> reference;  // zero-configuration world poses
   std::vector<double> prev_vel;                       // 6 per body: world linear, world angular
-  bool needs_rne = false;
+  std::vector<int> no_gravity;                        // indices into bodies: moving, gravity off
 };
 
 class MujocoEngine final : public PhysicsEngine {
@@ -223,10 +224,13 @@ class MujocoEngine final : public PhysicsEngine {
     mj_sensorAcc(m, d);
     mj_checkAcc(m, d);
     check_warnings(r);
-    if (map_.needs_rne) mj_rnePostConstraint(m, d);
+    // transmitted wrenches (cfrc_int): an extra pass over the tree, paid only when some entity
+    // holds a JointTransmittedWrench (a force_torque sensor's joint, or one a system added)
+    const bool wrenches = r.count<c::JointTransmittedWrench>() != 0;
+    if (wrenches) mj_rnePostConstraint(m, d);
     // readout at time t: contacts, joint forces, transmitted wrenches
     read_contacts(r);
-    read_joint_forces(r);
+    read_joint_forces(r, wrenches);
     // integrate to t + dt
     mj_Euler(m, d);
     // kinematics, collision and velocities at t + dt
@@ -299,7 +303,6 @@ class MujocoEngine final : public PhysicsEngine {
 
   void map(const ecs::Registry& r, const mujoco::MjcfModel& mjcf) {
     Mapping mp;
-    mp.needs_rne = mjcf.needs_rne_post;
     for (const auto& mr : mjcf.models) {
       Mdl md;
       md.model = mr.model;
@@ -370,6 +373,9 @@ class MujocoEngine final : public PhysicsEngine {
       for (int k = 0; k < j.naxes; ++k) mp.jnt_entity[m_->dof_jntid[j.dadr[k]]] = j.joint;
     }
     mp.prev_vel.assign(6 * mp.bodies.size(), 0.0);
+    for (std::size_t i = 0; i < mp.bodies.size(); ++i) {
+      if (!mp.bodies[i].gravity && mp.bodies[i].dynamic) mp.no_gravity.push_back(int(i));
+    }
     map_ = std::move(mp);
   }
 
@@ -383,6 +389,14 @@ class MujocoEngine final : public PhysicsEngine {
   template <class T>
   static void ensure(ecs::Registry& r, ecs::Entity e) {
     if (!r.has<T>(e)) r.add<T>(e);
+  }
+
+  // A <sensor type="force_torque"> declared in the joint (its reader needs the wrench).
+  static bool has_force_torque_sensor(const ecs::Registry& r, ecs::Entity joint) {
+    for (ecs::Entity ch : r.children(joint)) {
+      if (const auto* s = r.try_get<c::Sensor>(ch); s && s->type == "force_torque") return true;
+    }
+    return false;
   }
 
   void add_state_components(ecs::Registry& r) {
@@ -402,7 +416,7 @@ class MujocoEngine final : public PhysicsEngine {
       ensure<c::JointPosition>(r, j.joint);
       ensure<c::JointVelocity>(r, j.joint);
       ensure<c::JointForce>(r, j.joint);
-      ensure<c::JointTransmittedWrench>(r, j.joint);
+      if (has_force_torque_sensor(r, j.joint)) ensure<c::JointTransmittedWrench>(r, j.joint);
       r.get<c::JointPosition>(j.joint).data.resize(j.nq);
       r.get<c::JointVelocity>(j.joint).data.resize(j.nv);
       r.get<c::JointForce>(j.joint).data.resize(j.nv);
@@ -430,8 +444,8 @@ class MujocoEngine final : public PhysicsEngine {
     mju_zero(d->xfrc_applied, 6 * m->nbody);
     mju_zero(d->qfrc_applied, m->nv);
     // Links with gravity off: cancel gravity at the centre of mass.
-    for (const Body& b : map_.bodies) {
-      if (b.gravity || !b.dynamic) continue;
+    for (int bi : map_.no_gravity) {
+      const Body& b = map_.bodies[bi];
       for (int k = 0; k < 3; ++k)
         d->xfrc_applied[6 * b.id + k] -= m->body_mass[b.id] * m->opt.gravity[k];
     }
@@ -650,7 +664,7 @@ class MujocoEngine final : public PhysicsEngine {
     cs->points.push_back({other, v3(con.pos), n, -con.dist, force});
   }
 
-  void read_joint_forces(ecs::Registry& r) {
+  void read_joint_forces(ecs::Registry& r, bool wrenches) {
     const mjData* d = d_.get();
     for (const Jnt& j : map_.joints) {
       if (auto* jf = r.try_get<c::JointForce>(j.joint)) {
@@ -663,7 +677,7 @@ class MujocoEngine final : public PhysicsEngine {
           }
         }
       }
-      if (!map_.needs_rne) continue;
+      if (!wrenches) continue;
       if (auto* w = r.try_get<c::JointTransmittedWrench>(j.joint)) {
         const int b = j.child_body;
         const mjtNum* cf = d->cfrc_int + 6 * b;  // [torque; force] about the subtree CoM
@@ -749,6 +763,9 @@ class MujocoEngine final : public PhysicsEngine {
 
   void check_warnings(const ecs::Registry& r) {
     mjData* d = d_.get();
+    int any = 0;  // the common case in one pass, no branches per warning
+    for (int w = 0; w < mjNWARNING; ++w) any |= w == mjWARN_VGEOMFULL ? 0 : d->warning[w].number;
+    if (any == 0) return;
     for (int w = 0; w < mjNWARNING; ++w) {
       if (w == mjWARN_VGEOMFULL || d->warning[w].number == 0) continue;
       const int info = d->warning[w].lastinfo;
