@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/world.h"
@@ -30,6 +31,7 @@ struct RunArgs {
   bool strict = false;
   std::string truth_csv;
   double truth_rate = 0;
+  std::vector<std::string> px4, ardupilot;
   bool no_transport = false;
   std::optional<std::string> transport_ip;
 };
@@ -83,6 +85,8 @@ int run(const RunArgs& a) {
   ws.quiet = a.quiet;
   ws.truth_csv = a.truth_csv;
   ws.truth_rate_hz = a.truth_rate;
+  ws.px4 = a.px4;
+  ws.ardupilot = a.ardupilot;
   ws.transport = !a.no_transport;
   ws.transport_ip = a.transport_ip;
   auto runner = load_world(ws);
@@ -159,6 +163,13 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "Ground-truth samples per second of sim time (default: every step)")
       ->check(CLI::PositiveNumber)
       ->needs(csv);
+  cmd->add_option("--px4", args->px4,
+                  "Fly MODEL with PX4 SITL (TCP 127.0.0.1:4560+INSTANCE, lockstep); repeatable")
+      ->type_name("MODEL[:INSTANCE]");
+  cmd->add_option("--ardupilot", args->ardupilot,
+                  "Fly MODEL with ArduPilot SITL JSON (UDP 127.0.0.1:9002+10*INSTANCE); "
+                  "repeatable")
+      ->type_name("MODEL[:INSTANCE]");
   auto* nt = cmd->add_flag("--no-transport", args->no_transport,
                            "Run without topics and services (no transport node at all)");
   cmd->add_option("--transport-ip", args->transport_ip,

@@ -1,11 +1,13 @@
 #include "cli/world.h"
 
 #include <cstdio>
+#include <tuple>
 
 #include "cli/commands.h"
 #include "kestrel/components/model.h"
 #include "kestrel/physics/truth_csv.h"
 #include "kestrel/sdf/world_setup.h"
+#include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
 
 namespace kestrel::cli {
@@ -53,6 +55,20 @@ std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
   if (s.transport) {
     runner->add_system(transport::make_world_transport_system(*runner), runner->world(), nullptr,
                        "kestrel::transport::WorldTransport", "default (--no-transport to omit)");
+  }
+  // SITL bridges attached from the command line (src/sitl).
+  for (const auto& [specs, autopilot, flag] :
+       {std::tuple{&s.px4, sitl::Autopilot::kPx4, "--px4"},
+        std::tuple{&s.ardupilot, sitl::Autopilot::kArduPilot, "--ardupilot"}}) {
+    for (const std::string& text : *specs) {
+      sitl::AttachSpec spec;
+      try {
+        spec = sitl::parse_attach_spec(text, flag);
+      } catch (const Error& e) {
+        throw UsageError(e.what());
+      }
+      sitl::attach_bridge(*runner, autopilot, spec);
+    }
   }
   runner->configure();
   return runner;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kestrel/sim/runner.h"
 
@@ -19,6 +20,8 @@ struct WorldSettings {
   bool quiet = false;         ///< do not print warnings
   std::string truth_csv;      ///< ground-truth CSV path (empty: none)
   double truth_rate_hz = 0;   ///< CSV samples per second of sim time (0: every step)
+  std::vector<std::string> px4;        ///< --px4 MODEL[:INSTANCE] (SITL bridges)
+  std::vector<std::string> ardupilot;  ///< --ardupilot MODEL[:INSTANCE]
   bool transport = true;      ///< topics and services (false: --no-transport)
   std::optional<std::string> transport_ip;  ///< --transport-ip (default: IGN_IP or 127.0.0.1)
 };

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <fmt/core.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <array>
 #include <chrono>
@@ -42,8 +43,9 @@ class ArduPilotBridge final : public System,
 
   ~ArduPilotBridge() override {
     if (frames_ > 0 || bad_packets_ > 0) {
-      fmt::print(stderr, "kestrel: {}: {} frames answered, {} stalls, {} bad packets\n", who_,
-                 frames_, stalls_, bad_packets_);
+      const double per = frames_ > 1 ? (cpu_last_ - cpu_first_) / double(frames_ - 1) : 0;
+      fmt::print(stderr, "kestrel: {}: {} frames answered ({:.1f} us step-thread CPU each), {} "
+                 "stalls, {} bad packets\n", who_, frames_, per * 1e6, stalls_, bad_packets_);
     }
   }
 
@@ -80,6 +82,7 @@ class ArduPilotBridge final : public System,
   void reset(const UpdateInfo&, ecs::Registry& reg) override {
     reader_.reset();
     in_frame_ = false;
+    restart_ = true;
     if (!reg.has<components::ActuatorCommands>(vehicle_.model)) {
       reg.add<components::ActuatorCommands>(vehicle_.model);
     }
@@ -98,6 +101,7 @@ class ArduPilotBridge final : public System,
         }
         if (r != Received::kFrame) {
           ++stalls_;
+          restart_ = true;
           lockstep_active_ = false;
           have_outputs_ = false;
           fmt::print(stderr, "kestrel: WARNING: {}: no servo packet from ArduPilot within "
@@ -106,7 +110,14 @@ class ArduPilotBridge final : public System,
                      who_, std::chrono::duration<double>(timeout_).count());
         }
       }
-      if (r == Received::kFrame) frame_end_ = info.sim_time + frame_period_;
+      if (r == Received::kFrame) {
+        // Frames end on the ideal schedule t0 + k·period (the first step at or after it), so a
+        // period that is not a whole number of steps still averages to the frame rate.
+        const bool behind = ideal_end_ + frame_period_ <= info.sim_time;
+        ideal_end_ = (restart_ || behind) ? info.sim_time + frame_period_
+                                          : ideal_end_ + frame_period_;
+        restart_ = false;
+      }
     }
     auto& cmd = reg.get<components::ActuatorCommands>(vehicle_.model);
     map_.apply(inputs_, have_outputs_, cmd.velocity);
@@ -117,7 +128,7 @@ class ArduPilotBridge final : public System,
   void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
     if (!in_frame_ || info.paused || info.dt.count() == 0) return;
     const Duration t = info.sim_time + info.dt;
-    if (t < frame_end_) return;  // the frame needs more steps
+    if (t < ideal_end_) return;  // the frame needs more steps
     in_frame_ = false;
     reply(t, reg);
   }
@@ -189,6 +200,10 @@ class ArduPilotBridge final : public System,
     };
     last_reply_ = "\n" + j.dump() + "\n";
     send_text(last_reply_);
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    cpu_last_ = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+    if (frames_ == 0) cpu_first_ = cpu_last_;
     ++frames_;
   }
 
@@ -215,9 +230,11 @@ class ArduPilotBridge final : public System,
   bool in_frame_ = false;
   bool have_frame_count_ = false;
   std::uint32_t last_frame_count_ = 0;
-  Duration frame_period_{0}, frame_end_{0};
+  Duration frame_period_{0}, ideal_end_{0};
+  bool restart_ = true;  // the next frame starts a new schedule (first frame, after a stall)
   std::string last_reply_;
   std::uint64_t frames_ = 0, stalls_ = 0, bad_packets_ = 0;
+  double cpu_first_ = 0, cpu_last_ = 0;  // step-thread CPU time [s] at the first/last answer
 };
 
 }  // namespace

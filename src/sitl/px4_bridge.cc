@@ -11,6 +11,7 @@
 //     again (then lockstep resumes). A disconnect zeroes the rotors and waits for a reconnect.
 
 #include <fmt/core.h>
+#include <time.h>
 
 #include <array>
 #include <chrono>
@@ -45,6 +46,12 @@ T saturate(double v) {
 
 Duration period_of(double rate_hz) { return from_seconds(1.0 / rate_hz); }
 
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 class Px4Bridge final : public System,
                         public ISystemConfigure,
                         public ISystemPreUpdate,
@@ -56,8 +63,13 @@ class Px4Bridge final : public System,
 
   ~Px4Bridge() override {
     if (exchanges_ > 0 || stalls_ > 0) {
-      fmt::print(stderr, "kestrel: {}: {} lockstep exchanges, {} stalls, {} bad frames\n", who_,
-                 exchanges_, stalls_, bad_frames());
+      // Step-thread CPU time between the first and the last exchange: everything Kestrel does
+      // per exchange (physics steps, systems, the bridge), without the time spent waiting.
+      const double per = exchanges_ > 1 ? (cpu_last_ - cpu_first_) / double(exchanges_ - 1) : 0;
+      const double own = exchanges_ > 0 ? bridge_cpu_ / double(exchanges_) : 0;
+      fmt::print(stderr, "kestrel: {}: {} lockstep exchanges ({:.1f} us step-thread CPU each, "
+                 "{:.1f} us of it in the bridge), {} stalls, {} bad frames\n", who_, exchanges_,
+                 per * 1e6, own * 1e6, stalls_, bad_frames());
     }
   }
 
@@ -131,6 +143,12 @@ class Px4Bridge final : public System,
   }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& reg) override {
+    const double cpu0 = thread_cpu_seconds();
+    receive_and_command(info, reg);
+    bridge_cpu_ += thread_cpu_seconds() - cpu0;
+  }
+
+  void receive_and_command(const UpdateInfo& info, ecs::Registry& reg) {
     if (first_step_ && wait_for_px4_ > 0) wait_for_connection();
     first_step_ = false;
     poll_network(0);
@@ -144,8 +162,20 @@ class Px4Bridge final : public System,
   }
 
   void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
-    if (info.paused || info.dt.count() == 0 || !link_.open()) return;
+    if (info.paused || info.dt.count() == 0) return;
     const Duration t = info.sim_time + info.dt;  // the state PostUpdate sees
+    if (!link_.open()) {  // keep the schedule on multiples of the periods while nobody listens
+      while (next_sensor_ <= t) next_sensor_ += sensor_period_;
+      while (next_gps_ <= t) next_gps_ += gps_period_;
+      return;
+    }
+    const double cpu0 = thread_cpu_seconds();
+    send_messages(t, reg);
+    bridge_cpu_ += thread_cpu_seconds() - cpu0;
+  }
+
+ private:
+  void send_messages(Duration t, const ecs::Registry& reg) {
     if (t >= next_heartbeat_) {
       mav::Heartbeat hb;
       hb.type = mav::mav_type::kGeneric;
@@ -172,7 +202,6 @@ class Px4Bridge final : public System,
     }
   }
 
- private:
   double sensor_rate_of_imu(const ecs::Registry& reg) const {
     return sensor_rate(reg, vehicle_.imu);
   }
@@ -367,6 +396,8 @@ class Px4Bridge final : public System,
       // The answer to the awaited HIL_SENSOR carries its time (PX4's lockstep clock); an
       // older one is a late answer to an earlier message: use it, keep waiting.
       if (awaiting_ && a->time_usec >= awaited_usec_) {
+        cpu_last_ = thread_cpu_seconds();
+        if (exchanges_ == 0) cpu_first_ = cpu_last_;
         ++exchanges_;
         awaiting_ = false;
       }
@@ -417,6 +448,8 @@ class Px4Bridge final : public System,
   std::array<double, 16> controls_{};
   Duration next_sensor_{0}, next_gps_{0}, next_heartbeat_{0};
   std::uint64_t exchanges_ = 0, stalls_ = 0;
+  double cpu_first_ = 0, cpu_last_ = 0;  // step-thread CPU time [s] at the first/last exchange
+  double bridge_cpu_ = 0;                // CPU time [s] spent in this system's phases
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "kestrel/systems/builtin.h"
 
 #include "kestrel/physics/physics.h"
+#include "kestrel/sitl/sitl.h"
 #include "kestrel/sensors/sensors.h"
 #include "kestrel/transport/transport.h"
 #include "multicopter_control/multicopter_control.h"
@@ -32,6 +33,8 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"MulticopterMission", &make_multicopter_mission, false, ""},
       {"LinearBatteryPlugin", &make_linear_battery, false, ""},
       {"FaultInjection", &make_fault_injection, false, ""},
+      {"Px4Bridge", &sitl::make_px4_bridge_system, false, ""},
+      {"ArduPilotBridge", &sitl::make_ardupilot_bridge_system, false, ""},
   };
   return kSystems;
 }
