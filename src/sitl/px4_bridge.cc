@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/world.h"
@@ -171,6 +172,7 @@ class Px4Bridge final : public System,
     }
     const double cpu0 = thread_cpu_seconds();
     send_messages(t, reg);
+    flush();
     bridge_cpu_ += thread_cpu_seconds() - cpu0;
   }
 
@@ -218,12 +220,18 @@ class Px4Bridge final : public System,
     return s.bad_crc + s.bad_length + s.unknown_id + s.bad_flags;
   }
 
+  // Messages are queued and written with one send() per batch (one syscall per exchange).
   template <class M>
   void send(const M& m) {
-    if (!link_.open()) return;
-    std::array<std::uint8_t, mav::kMaxFrameSize> buf;
-    const std::size_t n = mav::encode(m, seq_++, kSelf, buf.data());
-    if (!link_.send(buf.data(), n)) lost("the connection failed while sending");
+    const std::size_t at = tx_.size();
+    tx_.resize(at + mav::kMaxFrameSize);
+    tx_.resize(at + mav::encode(m, seq_++, kSelf, tx_.data() + at));
+  }
+  void flush() {
+    if (!tx_.empty() && link_.open() && !link_.send(tx_.data(), tx_.size())) {
+      lost("the connection failed while sending");
+    }
+    tx_.clear();
   }
 
   void send_sensor(std::uint64_t time_usec, const SensorSample& s) {
@@ -413,6 +421,7 @@ class Px4Bridge final : public System,
       ack.target_system = f.sysid;
       ack.target_component = f.compid;
       send(ack);
+      flush();
     }
     // HEARTBEAT, SYSTEM_TIME and anything else PX4 sends: nothing to do.
   }
@@ -436,6 +445,7 @@ class Px4Bridge final : public System,
   TcpLink link_;
   mav::Parser parser_;
   std::array<std::uint8_t, 4096> rx_{};
+  std::vector<std::uint8_t> tx_;
   std::uint8_t seq_ = 0;
   bool first_step_ = true;
   bool connected_once_ = false;
