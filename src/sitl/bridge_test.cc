@@ -127,13 +127,15 @@ double rotor(sim::Runner& r, std::size_t i) {
   return i < v.size() ? v[i] : -1;
 }
 
-std::unique_ptr<sim::Runner> px4_world(int instance, const std::string& extra = "") {
+// lockstep_timeout: long where a stall would break the test on a loaded machine (CI runs the
+// sanitizer build in parallel), short where the test is about the stall.
+std::unique_ptr<sim::Runner> px4_world(int instance, double timeout = 10.0) {
   auto r = make_world();
   const auto model = r->registry().child_by_name(r->world(), "quad");
   r->add_system(make_px4_bridge_system(), model,
                 Element::parse("<plugin><instance>" + std::to_string(instance) +
-                               "</instance><lockstep_timeout>0.3</lockstep_timeout>" + extra +
-                               "</plugin>"),
+                               "</instance><lockstep_timeout>" + std::to_string(timeout) +
+                               "</lockstep_timeout></plugin>"),
                 "kestrel::systems::Px4Bridge", "test");
   r->configure();
   return r;
@@ -206,7 +208,7 @@ TEST(Px4Bridge, SendsSensorsInNedFrdWithPx4Units) {
 }
 
 TEST(Px4Bridge, StalledPeerZeroesRotorsAfterTimeoutAndLockstepResumes) {
-  auto r = px4_world(13);
+  auto r = px4_world(13, 0.3);
   FakePx4 px4(4560 + 13);
   for (int i = 0; i < 20000 && rotor(*r, 0) <= 0; ++i) r->step_once();
   ASSERT_GT(rotor(*r, 0), 0);
