@@ -197,11 +197,11 @@ void Runner::set_step_size(Duration dt) {
 }
 
 void Runner::apply_control() {
+  std::unique_lock lock(control_mutex_);
+  if (control_.empty()) return;  // the usual step: no deque built (it allocates even when empty)
   std::deque<std::function<void(Runner&)>> pending;
-  {
-    std::lock_guard lock(control_mutex_);
-    pending.swap(control_);
-  }
+  pending.swap(control_);
+  lock.unlock();
   for (auto& fn : pending) fn(*this);
 }
 
