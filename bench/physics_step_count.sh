@@ -27,7 +27,7 @@ valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.out" 
 }
 
 # Each dump: "desc: Trigger: Client Request: PHASE WORLD STEPS" and "summary: IR" (or totals:).
-for f in "$dir"/cg.out.*; do
+for f in $(ls "$dir"/cg.out.* | sort -t. -k3 -n); do
   awk '/^desc: Trigger: Client Request: / { phase = $5; world = $6; steps = $7 }
        /^(summary|totals): / { ir = $2 }
        END { if (phase != "") print world, phase, steps, ir }' "$f"

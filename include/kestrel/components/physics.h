@@ -3,6 +3,8 @@
 ///
 /// State components are written by the Physics system after every step for every link and
 /// joint it simulates (no opt-in); the Physics system adds them when it builds its model.
+/// One exception, JointTransmittedWrench, costs an extra pass over the tree per step and is
+/// filled only where it exists (see its comment).
 /// Command components are written by other systems (usually in PreUpdate) and consumed by
 /// Physics in Update. Lifetimes of commands:
 /// - accumulate, applied once, then zeroed by Physics: ExternalWorldWrenchCmd, JointForceCmd;
@@ -96,6 +98,11 @@ struct JointForce {
 
 /// Wrench the parent side exerts on the child link through the joint, at the joint origin,
 /// expressed in the joint frame (as Gazebo's JointTransmittedWrench): force [N], torque [N·m].
+/// On request: Physics fills it after every step on every simulated joint that HAS this
+/// component, and computes it (MuJoCo's mj_rnePostConstraint) only while at least one entity
+/// has one. Physics adds it itself to joints that declare a `force_torque` sensor; any other
+/// reader adds it to the joint (e.g. in configure; filled from the next step) and may remove it
+/// to stop paying for it. A joint without it has no wrench, never a stale zero.
 struct JointTransmittedWrench {
   ignition::math::Vector3d force;
   ignition::math::Vector3d torque;

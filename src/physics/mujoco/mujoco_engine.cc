@@ -118,6 +118,7 @@ struct Mdl {
   bool dynamic = false;
   std::vector<int> roots;  // indices into bodies: root bodies (free or static) of this model
   Pose3d X_WM;             // current world pose
+  Pose3d X_MW;             // its inverse, computed once per step for the links' Pose
 };
 
 // Everything derived from one build; copied whole for exact reset.
@@ -700,10 +701,10 @@ class MujocoEngine final : public PhysicsEngine {
     for (Mdl& md : map_.models) {
       if (md.dynamic && md.canonical >= 0) md.X_WM = compose(body_pose(d, md.canonical), md.X_LM);
       if (all || md.dynamic) {
+        md.X_MW = inverse(md.X_WM);  // X_WM only changes here, at build, reset and teleports
         if (auto* wp = r.try_get<c::WorldPose>(md.model)) wp->value = md.X_WM;
         if (auto* p = r.try_get<c::Pose>(md.model)) {
-          p->value =
-              md.parent < 0 ? md.X_WM : compose(inverse(map_.models[md.parent].X_WM), md.X_WM);
+          p->value = md.parent < 0 ? md.X_WM : compose(map_.models[md.parent].X_MW, md.X_WM);
         }
       }
     }
@@ -731,7 +732,7 @@ class MujocoEngine final : public PhysicsEngine {
       if (auto* c = r.try_get<c::WorldPose>(e)) c->value = X_WL;
       if (b.parent_model >= 0) {
         if (auto* c = r.try_get<c::Pose>(e)) {
-          c->value = compose(inverse(map_.models[b.parent_model].X_WM), X_WL);
+          c->value = compose(map_.models[b.parent_model].X_MW, X_WL);
         }
       }
       if (auto* c = r.try_get<c::WorldLinearVelocity>(e)) c->value = v_W;
@@ -763,8 +764,10 @@ class MujocoEngine final : public PhysicsEngine {
 
   void check_warnings(const ecs::Registry& r) {
     mjData* d = d_.get();
-    int any = 0;  // the common case in one pass, no branches per warning
-    for (int w = 0; w < mjNWARNING; ++w) any |= w == mjWARN_VGEOMFULL ? 0 : d->warning[w].number;
+    // The common case in one branch-free pass (VGEOMFULL, a visualisation warning mj_step never
+    // raises, is only skipped below).
+    int any = 0;
+    for (int w = 0; w < mjNWARNING; ++w) any |= d->warning[w].number;
     if (any == 0) return;
     for (int w = 0; w < mjNWARNING; ++w) {
       if (w == mjWARN_VGEOMFULL || d->warning[w].number == 0) continue;
