@@ -79,10 +79,10 @@ void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
 void add_topic(CLI::App& app, std::function<int()>& selected) {
   auto o = std::make_shared<transport::TopicOptions>();
   auto* cmd = app.add_subcommand("topic", "List, inspect, echo and publish transport topics.");
-  auto* l = cmd->add_flag("-l,--list", "List topics");
-  auto* i = cmd->add_flag("-i,--info", "Publishers of a topic (with -t)");
-  auto* e = cmd->add_flag("-e,--echo", "Print messages of a topic (with -t)");
-  auto* p = cmd->add_flag("-p,--pub", "Publish one message (with -t, -m and the text)");
+  auto* l = cmd->add_flag("-l,--list")->description("List topics");
+  auto* i = cmd->add_flag("-i,--info")->description("Publishers of a topic (with -t)");
+  auto* e = cmd->add_flag("-e,--echo")->description("Print messages of a topic (with -t)");
+  auto* p = cmd->add_flag("-p,--pub")->description("Publish one message (with -t, -m and the text)");
   cmd->add_option("-t,--topic", o->topic, "Topic name");
   cmd->add_option("-m,--msgtype", o->msgtype, "Message type, e.g. ignition.msgs.StringMsg");
   cmd->add_option("-n,--num", o->count, "Echo: exit after N messages")->check(CLI::PositiveNumber);
@@ -113,8 +113,8 @@ void add_service(CLI::App& app, std::function<int()>& selected) {
   auto o = std::make_shared<transport::ServiceOptions>();
   auto timeout_ms = std::make_shared<int>(2000);
   auto* cmd = app.add_subcommand("service", "List, inspect and call transport services.");
-  auto* l = cmd->add_flag("-l,--list", "List services");
-  auto* i = cmd->add_flag("-i,--info", "Providers of a service (with -s)");
+  auto* l = cmd->add_flag("-l,--list")->description("List services");
+  auto* i = cmd->add_flag("-i,--info")->description("Providers of a service (with -s)");
   cmd->add_option("-s,--service", o->service, "Service name");
   cmd->add_option("--reqtype", o->reqtype, "Request message type");
   cmd->add_option("--reptype", o->reptype, "Reply message type");
