@@ -14,6 +14,8 @@ tmp=$(mktemp -d)
 pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
+# grep reading all its input (grep -q would exit early and SIGPIPE the writer under pipefail)
+has() { grep "$@" >/dev/null; }
 fail() { echo "FAIL: $*"; [ -f "$tmp/run.log" ] && sed 's/^/  run: /' "$tmp/run.log"; exit 1; }
 
 cat > "$tmp/world.sdf" <<'SDF'
@@ -44,10 +46,10 @@ SDF
 "$kestrel" run "$tmp/world.sdf" --paused --quiet > "$tmp/run.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do
-  "$kestrel" service -l 2>/dev/null | grep -qx /world/tw/control && break
+  "$kestrel" service -l 2>/dev/null | has -x /world/tw/control && break
   sleep 0.1
 done
-"$kestrel" service -l | grep -qx /world/tw/control || fail "no /world/tw/control"
+"$kestrel" service -l | has -x /world/tw/control || fail "no /world/tw/control"
 
 svc() {  # svc SERVICE REQTYPE REQ -> prints the reply
   "$kestrel" service -s "$1" --reqtype "$2" --reptype ignition.msgs.Boolean --req "$3" --timeout 5000
@@ -55,37 +57,40 @@ svc() {  # svc SERVICE REQTYPE REQ -> prints the reply
 stats() { "$kestrel" topic -e -t /world/tw/stats -n 1; }
 
 # World control: multi_step then check sim time exactly, reset.
-svc /world/tw/control ignition.msgs.WorldControl 'multi_step: 25 pause: true' | grep -q 'data: true' ||
+svc /world/tw/control ignition.msgs.WorldControl 'multi_step: 25 pause: true' | has 'data: true' ||
   fail "multi_step"
 sleep 0.5
-stats | grep -q 'iterations: 25' || fail "25 iterations after multi_step: $(stats)"
-stats | grep -A2 '^sim_time' | grep -q 'nsec: 25000000' || fail "sim time 25 ms: $(stats)"
-svc /world/tw/control ignition.msgs.WorldControl 'pause: true reset { all: true }' | grep -q 'data: true' ||
+stats | has 'iterations: 25' || fail "25 iterations after multi_step: $(stats)"
+stats | grep -A2 '^sim_time' | has 'nsec: 25000000' || fail "sim time 25 ms: $(stats)"
+svc /world/tw/control ignition.msgs.WorldControl 'pause: true reset { all: true }' | has 'data: true' ||
   fail "reset"
 sleep 0.5
-stats | grep -q 'iterations:' && fail "iterations after reset: $(stats)"
+stats | has 'iterations:' && fail "iterations after reset: $(stats)"
+
+# The packaged tools do not set IGN_IP themselves.
+ign() { IGN_IP=127.0.0.1 "/usr/libexec/ignition/transport11/ign-transport-$1" "${@:2}"; }
 
 # Clock echo (kestrel and the packaged tool).
-"$kestrel" topic -e -t /clock -n 1 --json | grep -q '"sim"' || fail "clock echo (json)"
-/usr/libexec/ignition/transport11/ign-transport-topic -e -t /world/tw/clock -n 1 | grep -q 'sim' ||
+"$kestrel" topic -e -t /clock -n 1 --json | has '"sim"' || fail "clock echo (json)"
+ign topic -e -t /world/tw/clock -n 1 | has 'sim' ||
   fail "ign-transport-topic echo clock"
 
 # Spawn from a file and by clone, set a pose, read it back, remove.
 svc /world/tw/create ignition.msgs.EntityFactory "sdf_filename: \"$tmp/ball.sdf\"" |
-  grep -q 'data: true' || fail "create from file"
+  has 'data: true' || fail "create from file"
 svc /world/tw/create/blocking ignition.msgs.EntityFactory 'clone_name: "box" name: "box2"' |
-  grep -q 'data: true' || fail "clone"
-"$kestrel" model --list | grep -q -- '- box2' || fail "model --list: $("$kestrel" model --list)"
+  has 'data: true' || fail "clone"
+"$kestrel" model --list | has -- '- box2' || fail "model --list: $("$kestrel" model --list)"
 svc /world/tw/set_pose ignition.msgs.Pose 'name: "box2" position { x: 2 y: 3 z: 0.5 }' |
-  grep -q 'data: true' || fail "set_pose"
-"$kestrel" model -m box2 --pose | grep -q '\[2.000000 3.000000 0.500000\]' ||
+  has 'data: true' || fail "set_pose"
+"$kestrel" model -m box2 --pose | has '\[2.000000 3.000000 0.500000\]' ||
   fail "pose read back: $("$kestrel" model -m box2 --pose)"
-"$kestrel" topic -e -t /world/tw/pose/info -n 1 | grep -A6 'name: "box2"' | grep -q 'x: 2' ||
+"$kestrel" topic -e -t /world/tw/pose/info -n 1 | grep -A6 'name: "box2"' | has 'x: 2' ||
   fail "pose/info"
-"$kestrel" model -m box2 --link | grep -q 'Name: body' || fail "model --link"
-svc /world/tw/remove ignition.msgs.Entity 'name: "ball" type: MODEL' | grep -q 'data: true' ||
+"$kestrel" model -m box2 --link | has 'Name: body' || fail "model --link"
+svc /world/tw/remove ignition.msgs.Entity 'name: "ball" type: MODEL' | has 'data: true' ||
   fail "remove"
-"$kestrel" model --list | grep -q -- '- ball' && fail "ball still listed after remove"
+"$kestrel" model --list | has -- '- ball' && fail "ball still listed after remove"
 # A bad request answers false, names the problem, and the world keeps going.
 if svc /world/tw/remove ignition.msgs.Entity 'name: "nope"' >/dev/null 2>&1; then
   fail "removing an unknown model succeeded"
@@ -93,13 +98,12 @@ fi
 grep -q "remove: no entity named 'nope'" "$tmp/run.log" || fail "no log line for the bad request"
 
 # Interop with the packaged tools: list, echo, call.
-ign=/usr/libexec/ignition/transport11
-"$ign/ign-transport-topic" -l | grep -qx /world/tw/stats || fail "ign-transport-topic -l"
-"$ign/ign-transport-service" -l | grep -qx /world/tw/create || fail "ign-transport-service -l"
-"$ign/ign-transport-service" -s /world/tw/control --reqtype ignition.msgs.WorldControl \
+ign topic -l | has -x /world/tw/stats || fail "ign-transport-topic -l"
+ign service -l | has -x /world/tw/create || fail "ign-transport-service -l"
+ign service -s /world/tw/control --reqtype ignition.msgs.WorldControl \
   --reptype ignition.msgs.Boolean --timeout 5000 --req 'multi_step: 5 pause: true' |
-  grep -q 'data: true' || fail "ign-transport-service call"
-"$kestrel" topic -i -t /world/tw/stats | grep -q 'ignition.msgs.WorldStatistics' || fail "topic -i"
+  has 'data: true' || fail "ign-transport-service call"
+"$kestrel" topic -i -t /world/tw/stats | has 'ignition.msgs.WorldStatistics' || fail "topic -i"
 
 # Usage errors exit 2.
 set +e
@@ -107,7 +111,7 @@ set +e
   fail "unknown msgtype must exit 2"
 set -e
 
-kill -INT "$pid"
-wait "$pid" || fail "kestrel run did not exit 0 on SIGINT"
+kill -TERM "$pid"  # (background jobs of a script ignore SIGINT)
+wait "$pid" || fail "kestrel run did not exit 0 on SIGTERM"
 pid=""
 echo "transport CLI end to end: OK"

@@ -89,15 +89,17 @@ int run(const RunArgs& a) {
   ws.ardupilot = a.ardupilot;
   ws.transport = !a.no_transport;
   ws.transport_ip = a.transport_ip;
+  // Signals are blocked before loading: threads started while loading (transport's) inherit the
+  // mask, so SIGINT/SIGTERM reach the server's watcher instead of killing the process.
+  sim::Server server;
+  server.install_signal_stop();
   auto runner = load_world(ws);
   sim::Runner& r = *runner;
   // Multicopter missions (src/systems/multicopter_control): live status, the run ends when every
   // mission is over, a summary, and exit code 0 only if every mission completed.
   const auto missions = systems::MissionMonitor::attach(r);
 
-  sim::Server server;
   server.add(std::move(runner));
-  server.install_signal_stop();
 
   sim::Server::Limits limits;
   limits.max_iterations = a.iterations;

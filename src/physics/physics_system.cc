@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 #include "kestrel/components/model.h"
 #include "kestrel/components/world.h"
 #include "kestrel/physics/physics.h"
@@ -29,18 +31,30 @@ class PhysicsSystem final : public System,
     world_ = entity;
     engine_ = make_mujoco_engine();
     engine_->build(registry, world_);
+    counts_ = structure_counts(registry);
   }
 
   void update(const UpdateInfo& info, ecs::Registry& registry) override {
     if (info.paused || info.dt <= Duration{0}) return;
-    if (structure_changed(registry)) engine_->build(registry, world_);
+    // Entities spawned or removed while paused were never listed to Update (the Runner ends a
+    // paused step without Update), so changed counts also mean a rebuild.
+    const auto counts = structure_counts(registry);
+    if (structure_changed(registry) || counts != counts_) engine_->build(registry, world_);
+    counts_ = counts;
     engine_->step(info.dt, registry);
   }
 
-  void reset(const UpdateInfo&, ecs::Registry& registry) override { engine_->reset(registry); }
+  void reset(const UpdateInfo&, ecs::Registry& registry) override {
+    engine_->reset(registry);
+    counts_ = structure_counts(registry);
+  }
 
  private:
   // Links, joints or collisions created or removed since the last step (lists, not scans).
+  static std::array<std::size_t, 3> structure_counts(const ecs::Registry& r) {
+    return {r.count<c::Link>(), r.count<c::Joint>(), r.count<c::Collision>()};
+  }
+
   static bool structure_changed(const ecs::Registry& r) {
     bool changed = false;
     auto hit = [&](ecs::Entity, const auto&) {
@@ -57,6 +71,7 @@ class PhysicsSystem final : public System,
   }
 
   ecs::Entity world_ = ecs::kNullEntity;
+  std::array<std::size_t, 3> counts_{};  // links, joints, collisions at the last build
   std::unique_ptr<PhysicsEngine> engine_;
 };
 

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "kestrel/components/multicopter.h"
+#include "transport/outbox.h"
 
 namespace kestrel::transport::detail {
 
@@ -32,12 +33,13 @@ struct Bridges::Impl {
   sim::Runner& runner;
   ignition::transport::Node& node;
   Counters& counters;
+  Outbox& outbox;
   std::set<std::pair<ecs::Entity, std::string>> subscribed;  // (entity, topic)
-  std::map<std::string, ignition::transport::Node::Publisher> publishers;
+  std::map<std::string, Outbox::Channel*> channels;
   std::size_t topic_count = ~std::size_t{0};
 
-  Impl(sim::Runner& r, ignition::transport::Node& n, Counters& k)
-      : runner(r), node(n), counters(k) {}
+  Impl(sim::Runner& r, ignition::transport::Node& n, Counters& k, Outbox& o)
+      : runner(r), node(n), counters(k), outbox(o) {}
 
   // Subscribes `topic` with message type M; each message becomes the value V set on `e`.
   template <class M, class V, class Convert>
@@ -70,21 +72,14 @@ struct Bridges::Impl {
     }
   }
 
-  ignition::transport::Node::Publisher* publisher_for(const std::string& topic,
-                                                      const std::string& type) {
-    auto it = publishers.find(topic);
-    if (it == publishers.end()) {
-      auto pub = node.Advertise(topic, type);
-      if (!pub) throw Error("transport: cannot advertise " + topic + " as " + type);
-      it = publishers.emplace(topic, std::move(pub)).first;
+  // Publishes a copy of m on `topic` if someone listens (the channel is advertised on first use).
+  template <class M>
+  void publish(const std::string& topic, const M& m) {
+    auto it = channels.find(topic);
+    if (it == channels.end()) {
+      it = channels.emplace(topic, outbox.channel(topic, std::string(m.GetTypeName()))).first;
     }
-    return &it->second;
-  }
-
-  void publish(const std::string& topic, const google::protobuf::Message& m) {
-    auto* pub = publisher_for(topic, std::string(m.GetTypeName()));
-    if (!pub->HasConnections()) return;
-    if (!pub->Publish(m)) ++counters.publish_failures;
+    if (it->second->connected) outbox.send(it->second, std::make_unique<M>(m));
   }
 
   void scan(const ecs::Registry& r) {
@@ -117,8 +112,9 @@ struct Bridges::Impl {
   }
 };
 
-Bridges::Bridges(sim::Runner& runner, ignition::transport::Node& node, Counters& counters)
-    : impl_(std::make_unique<Impl>(runner, node, counters)) {}
+Bridges::Bridges(sim::Runner& runner, ignition::transport::Node& node, Counters& counters,
+                 Outbox& outbox)
+    : impl_(std::make_unique<Impl>(runner, node, counters, outbox)) {}
 Bridges::~Bridges() = default;
 
 void Bridges::configure(const ecs::Registry& registry) { impl_->scan(registry); }

@@ -20,9 +20,11 @@
 
 namespace kestrel::transport::detail {
 
+class Outbox;
+
 class Bridges {
  public:
-  Bridges(sim::Runner& runner, ignition::transport::Node& node, Counters& counters);
+  Bridges(sim::Runner& runner, ignition::transport::Node& node, Counters& counters, Outbox& outbox);
   ~Bridges();
   /// Subscribes the command topics present at configure time.
   void configure(const ecs::Registry& registry);

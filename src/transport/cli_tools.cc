@@ -71,8 +71,11 @@ int topic_info(ignition::transport::Node& node, const TopicOptions& o, std::ostr
                std::ostream& err) {
   std::vector<ignition::transport::MessagePublisher> pubs;
   std::vector<std::string> topics;
-  node.TopicList(topics);  // waits for discovery
-  node.TopicInfo(o.topic, pubs);
+  node.TopicList(topics);  // waits for discovery to start
+  for (int i = 0; i < 100 && pubs.empty(); ++i) {  // then up to 1 s for the publisher's answer
+    node.TopicInfo(o.topic, pubs);
+    if (pubs.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (pubs.empty()) {
     err << "kestrel: no publishers on topic [" << o.topic << "]\n";
     return 1;
@@ -215,7 +218,10 @@ int run_service_command(const ServiceOptions& o, std::ostream& out, std::ostream
     std::vector<std::string> services;
     node.ServiceList(services);
     std::vector<ignition::transport::ServicePublisher> pubs;
-    node.ServiceInfo(o.service, pubs);
+    for (int i = 0; i < 100 && pubs.empty(); ++i) {
+      node.ServiceInfo(o.service, pubs);
+      if (pubs.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     if (pubs.empty()) {
       err << "kestrel: no service [" << o.service << "]\n";
       return 1;

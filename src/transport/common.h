@@ -23,6 +23,8 @@
 
 namespace kestrel::transport::detail {
 
+class Outbox;  // outbox.h
+
 /// Counters shown in the stats header (PITFALLS 19: drops are counted and visible).
 struct Counters {
   std::atomic<std::uint64_t> dropped{0};            ///< incoming messages dropped (queue full)
@@ -40,6 +42,7 @@ struct TransportReady {
   std::string prefix;  ///< "/world/<world>"
   std::chrono::milliseconds request_timeout{3000};
   Counters* counters = nullptr;
+  std::shared_ptr<Outbox> outbox;  ///< publish through it, never from the step thread directly
 };
 
 /// Runs fn(runner) on the step thread at the next step boundary and waits for its result.

@@ -15,6 +15,7 @@
 #include "kestrel/components/world.h"
 #include "kestrel/transport/transport.h"
 #include "transport/common.h"
+#include "transport/outbox.h"
 
 namespace kestrel::transport {
 namespace {
@@ -82,22 +83,22 @@ class SceneBroadcaster final : public System,
 
   void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
     if (!node_) return;
+    if (!pose_pub_->connected && !dyn_pub_->connected) return;
     const auto now = SteadyClock::now();
     if (now < next_) return;
     next_ = now + std::chrono::microseconds(16'667);  // 60 Hz
     const Duration t = info.sim_time + info.dt;
-    if (pose_pub_.HasConnections()) publish_poses(reg, t, false, pose_pub_);
-    if (dyn_pub_.HasConnections()) publish_poses(reg, t, true, dyn_pub_);
+    if (pose_pub_->connected) publish_poses(reg, t, false, pose_pub_);
+    if (dyn_pub_->connected) publish_poses(reg, t, true, dyn_pub_);
   }
 
  private:
   void start(const detail::TransportReady& r) {
     ctx_ = r;
     node_ = std::make_unique<ignition::transport::Node>();
-    pose_pub_ = node_->Advertise<msgs::Pose_V>(ctx_.prefix + "/pose/info");
-    dyn_pub_ = node_->Advertise<msgs::Pose_V>(ctx_.prefix + "/dynamic_pose/info");
-    if (!pose_pub_ || !dyn_pub_)
-      throw Error("transport: cannot advertise " + ctx_.prefix + "/pose");
+    const std::string type = msgs::Pose_V().GetTypeName();
+    pose_pub_ = ctx_.outbox->channel(ctx_.prefix + "/pose/info", type);
+    dyn_pub_ = ctx_.outbox->channel(ctx_.prefix + "/dynamic_pose/info", type);
     std::function<bool(const msgs::Empty&, msgs::Scene&)> scene = [this](const msgs::Empty&,
                                                                          msgs::Scene& rep) {
       return on_step(rep, [this](sim::Runner& run, msgs::Scene& m) { fill_scene(run, m); });
@@ -134,7 +135,7 @@ class SceneBroadcaster final : public System,
   }
 
   void publish_poses(const ecs::Registry& reg, Duration t, bool dynamic_only,
-                     ignition::transport::Node::Publisher& pub) {
+                     detail::Outbox::Channel* ch) {
     msgs::Pose_V v;
     detail::stamp(v.mutable_header(), t);
     auto add = [&](ecs::Entity e, const c::Pose& p) {
@@ -157,7 +158,7 @@ class SceneBroadcaster final : public System,
       }
       add(e, p);
     });
-    if (!pub.Publish(v)) ++ctx_.counters->publish_failures;
+    ctx_.outbox->send(ch, std::make_unique<msgs::Pose_V>(std::move(v)));
   }
 
   static void fill_model(const ecs::Registry& reg, ecs::Entity e, msgs::Model* m) {
@@ -269,7 +270,7 @@ class SceneBroadcaster final : public System,
   detail::TransportReady ctx_;
   sim::EventBus::Subscription ready_sub_;
   SteadyClock::time_point next_{};
-  ignition::transport::Node::Publisher pose_pub_, dyn_pub_;
+  detail::Outbox::Channel *pose_pub_ = nullptr, *dyn_pub_ = nullptr;
   std::unique_ptr<ignition::transport::Node> node_;
 };
 

@@ -2,6 +2,8 @@
 // Runs inside the private network namespace (ctest runs under scripts/netns), each test on its
 // own IGN_PARTITION. Waits poll the world's state with a generous deadline; no test asserts on
 // durations.
+#include "kestrel/transport/transport.h"
+
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 #include <ignition/msgs/actuators.pb.h>
@@ -27,7 +29,6 @@
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/world.h"
 #include "kestrel/sdf/world_setup.h"
-#include "kestrel/transport/transport.h"
 #include "transport/common.h"
 
 namespace kestrel::transport {
@@ -77,13 +78,23 @@ constexpr const char* kSphereSdf = R"(<?xml version="1.0"?>
   </model>
 </sdf>)";
 
+// Unsubscribes on scope exit: declared after the variables its callbacks use, so no callback
+// runs into a destroyed local (also when an ASSERT returns early).
+struct Unsubscribe {
+  Node* node;
+  std::vector<std::string> topics;
+  ~Unsubscribe() {
+    for (const auto& t : topics) node->Unsubscribe(t);
+  }
+};
+
 // A world running on its own thread with the transport systems, on a private partition.
 class TransportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    setenv("IGN_PARTITION", ("kestrel_test_" + std::to_string(getpid()) + "_" + info->name()).c_str(),
-           1);
+    setenv("IGN_PARTITION",
+           ("kestrel_test_" + std::to_string(getpid()) + "_" + info->name()).c_str(), 1);
     configure_network(std::nullopt);
     node_ = std::make_unique<Node>();
     dir_ = fs::temp_directory_path() / ("kestrel_transport_test_" + std::to_string(getpid()));
@@ -147,8 +158,7 @@ class TransportTest : public ::testing::Test {
 
   ecs::Entity model(const std::string& name) {
     return *detail::on_step_thread<ecs::Entity>(
-        *runner_,
-        [name](sim::Runner& r) { return r.registry().child_by_name(r.world(), name); },
+        *runner_, [name](sim::Runner& r) { return r.registry().child_by_name(r.world(), name); },
         std::chrono::seconds(5));
   }
 
@@ -237,7 +247,8 @@ TEST_F(TransportTest, SetPhysicsChangesOnlyTheFieldsGiven) {
   msgs::Physics q;
   q.set_max_step_size(0.002);
   ASSERT_TRUE(call_bool("/world/tw/set_physics", q));
-  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.options().step_size == Duration{2'000'000}; }));
+  ASSERT_TRUE(
+      wait_for([](sim::Runner& r) { return r.options().step_size == Duration{2'000'000}; }));
   EXPECT_EQ(runner_->options().real_time_factor, 2.5);  // unchanged
 
   msgs::Physics g;
@@ -254,20 +265,30 @@ TEST_F(TransportTest, StatsClockAndWorlds) {
   ASSERT_EQ(worlds.data_size(), 1);
   EXPECT_EQ(worlds.data(0), "tw");
 
-  std::mutex m;
-  std::condition_variable cv;
-  std::vector<Duration> clocks;
-  std::optional<msgs::WorldStatistics> stats;
-  std::function<void(const msgs::Clock&)> on_clock = [&](const msgs::Clock& k) {
-    std::lock_guard l(m);
-    clocks.push_back(detail::from_msg(k.sim()));
-    cv.notify_all();
+  // Heap state: transport may still run a callback just after Unsubscribe returns.
+  struct State {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<Duration> clocks;
+    std::optional<msgs::WorldStatistics> stats;
   };
-  std::function<void(const msgs::WorldStatistics&)> on_stats = [&](const msgs::WorldStatistics& s) {
-    std::lock_guard l(m);
-    stats = s;
-    cv.notify_all();
+  auto st = std::make_shared<State>();
+  auto& m = st->m;
+  auto& cv = st->cv;
+  auto& clocks = st->clocks;
+  auto& stats = st->stats;
+  std::function<void(const msgs::Clock&)> on_clock = [st](const msgs::Clock& k) {
+    std::lock_guard l(st->m);
+    st->clocks.push_back(detail::from_msg(k.sim()));
+    st->cv.notify_all();
   };
+  std::function<void(const msgs::WorldStatistics&)> on_stats =
+      [st](const msgs::WorldStatistics& s) {
+        std::lock_guard l(st->m);
+        st->stats = s;
+        st->cv.notify_all();
+      };
+  Unsubscribe guard{node_.get(), {"/clock", "/world/tw/stats"}};
   ASSERT_TRUE(node_->Subscribe("/clock", on_clock));
   ASSERT_TRUE(node_->Subscribe("/world/tw/stats", on_stats));
   std::unique_lock lock(m);
@@ -353,8 +374,9 @@ TEST_F(TransportTest, BadRequestsAnswerFalseAndChangeNothing) {
   };
   const auto before = count();
   msgs::EntityFactory bad;
-  bad.set_sdf("<sdf version='1.9'><model name='x'><link name='l'><inertial><mass>oops</mass>"
-              "</inertial></link></model></sdf>");
+  bad.set_sdf(
+      "<sdf version='1.9'><model name='x'><link name='l'><inertial><mass>oops</mass>"
+      "</inertial></link></model></sdf>");
   EXPECT_FALSE(call_bool("/world/tw/create", bad));
   msgs::EntityFactory nothing;
   EXPECT_FALSE(call_bool("/world/tw/create", nothing));
@@ -378,17 +400,24 @@ TEST_F(TransportTest, BadRequestsAnswerFalseAndChangeNothing) {
 
 TEST_F(TransportTest, SetPoseShowsInPoseInfo) {
   start(false);
-  std::mutex m;
-  std::condition_variable cv;
-  std::optional<ignition::math::Pose3d> seen;
-  std::function<void(const msgs::Pose_V&)> cb = [&](const msgs::Pose_V& v) {
+  struct State {  // on the heap: transport may run a callback just after Unsubscribe
+    std::mutex m;
+    std::condition_variable cv;
+    std::optional<ignition::math::Pose3d> seen;
+  };
+  auto st = std::make_shared<State>();
+  auto& m = st->m;
+  auto& cv = st->cv;
+  auto& seen = st->seen;
+  std::function<void(const msgs::Pose_V&)> cb = [st](const msgs::Pose_V& v) {
     for (const auto& p : v.pose()) {
       if (p.name() != "box") continue;
-      std::lock_guard l(m);
-      seen = detail::from_msg(p);
-      cv.notify_all();
+      std::lock_guard l(st->m);
+      st->seen = detail::from_msg(p);
+      st->cv.notify_all();
     }
   };
+  Unsubscribe guard{node_.get(), {"/world/tw/pose/info"}};
   ASSERT_TRUE(node_->Subscribe("/world/tw/pose/info", cb));
   msgs::Pose p;
   p.set_name("box");
@@ -421,12 +450,20 @@ TEST_F(TransportTest, ActuatorCommandsArriveAtTheNextStep) {
   msgs::Actuators a;
   a.add_velocity(100);
   a.add_velocity(-200.5);
-  // Local subscribers get it at once; retry until the world saw one.
-  ASSERT_TRUE(wait_for([&](sim::Runner& r) {
+  // Retry until the world saw one (discovery of a new publisher takes a moment).
+  bool seen = false;
+  for (int i = 0; i < 500 && !seen; ++i) {
     pub.Publish(a);
-    const auto* cmd = r.registry().try_get<c::ActuatorCommands>(box);
-    return cmd && cmd->velocity.size() == 2;
-  }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    seen = *detail::on_step_thread<bool>(
+        *runner_,
+        [&](sim::Runner& r) {
+          const auto* cmd = r.registry().try_get<c::ActuatorCommands>(box);
+          return cmd && cmd->velocity.size() == 2;
+        },
+        std::chrono::seconds(5));
+  }
+  ASSERT_TRUE(seen);
   auto v = detail::on_step_thread<std::vector<double>>(
       *runner_, [&](sim::Runner& r) { return r.registry().get<c::ActuatorCommands>(box).velocity; },
       std::chrono::seconds(5));

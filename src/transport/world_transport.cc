@@ -14,6 +14,7 @@
 #include "kestrel/transport/transport.h"
 #include "transport/bridges.h"
 #include "transport/common.h"
+#include "transport/outbox.h"
 
 namespace kestrel::transport {
 namespace {
@@ -63,12 +64,15 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     if (!node_->Advertise("/gazebo/worlds", worlds)) {
       throw Error("transport: cannot advertise service /gazebo/worlds");
     }
-    stats_pub_ = advertise<msgs::WorldStatistics>(prefix_ + "/stats");
-    stats_pub_root_ = advertise<msgs::WorldStatistics>("/stats");
-    clock_pub_ = advertise<msgs::Clock>(prefix_ + "/clock");
-    clock_pub_root_ = advertise<msgs::Clock>("/clock");
+    outbox_ = std::make_shared<detail::Outbox>(counters_);
+    const std::string stats_type = msgs::WorldStatistics().GetTypeName();
+    const std::string clock_type = msgs::Clock().GetTypeName();
+    stats_pub_ = outbox_->channel(prefix_ + "/stats", stats_type);
+    stats_pub_root_ = outbox_->channel("/stats", stats_type);
+    clock_pub_ = outbox_->channel(prefix_ + "/clock", clock_type);
+    clock_pub_root_ = outbox_->channel("/clock", clock_type);
 
-    bridges_ = std::make_unique<detail::Bridges>(runner_, *node_, counters_);
+    bridges_ = std::make_unique<detail::Bridges>(runner_, *node_, counters_, *outbox_);
     bridges_->configure(registry);
 
     detail::TransportReady ready;
@@ -77,7 +81,9 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     ready.prefix = prefix_;
     ready.request_timeout = options_.request_timeout;
     ready.counters = &counters_;
+    ready.outbox = outbox_;
     events.publish(ready);
+    outbox_->flush();  // the world's topics are advertised before it runs
   }
 
   void post_update(const UpdateInfo& info, const ecs::Registry& registry) override {
@@ -95,24 +101,18 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
   }
 
  private:
-  template <class M>
-  ignition::transport::Node::Publisher advertise(const std::string& topic) {
-    auto pub = node_->Advertise<M>(topic);
-    if (!pub) throw Error("transport: cannot advertise topic " + topic);
-    return pub;
-  }
-
   template <class Req, class Rep>
   void advertise_service(const std::string& name, std::function<bool(const Req&, Rep&)> cb) {
     if (!node_->Advertise(name, cb)) throw Error("transport: cannot advertise service " + name);
   }
 
-  void publish(ignition::transport::Node::Publisher& pub, const google::protobuf::Message& m) {
-    if (!pub.Publish(m)) ++counters_.publish_failures;
+  template <class M>
+  void publish(detail::Outbox::Channel* ch, const M& m) {
+    outbox_->send(ch, std::make_unique<M>(m));
   }
 
   void publish_clock(const UpdateInfo& info, Duration now_sim) {
-    const bool a = clock_pub_.HasConnections(), b = clock_pub_root_.HasConnections();
+    const bool a = clock_pub_->connected, b = clock_pub_root_->connected;
     if (!a && !b) return;
     msgs::Clock m;
     detail::stamp(m.mutable_header(), now_sim);
@@ -221,7 +221,9 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
   Options options_;
   detail::Counters counters_;
   std::string world_, prefix_;
-  ignition::transport::Node::Publisher stats_pub_, stats_pub_root_, clock_pub_, clock_pub_root_;
+  std::shared_ptr<detail::Outbox> outbox_;
+  detail::Outbox::Channel *stats_pub_ = nullptr, *stats_pub_root_ = nullptr, *clock_pub_ = nullptr,
+                          *clock_pub_root_ = nullptr;
   SteadyClock::time_point next_stats_{};
   std::unique_ptr<detail::Bridges> bridges_;
   // Declared last, destroyed first: no subscription or service callback runs after the members
