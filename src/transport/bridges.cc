@@ -37,9 +37,10 @@ struct Bridges::Impl {
   std::set<std::pair<ecs::Entity, std::string>> subscribed;  // (entity, topic)
   std::map<std::string, Outbox::Channel*> channels;
   std::size_t topic_count = ~std::size_t{0};
+  SensorPublisher sensors;
 
   Impl(sim::Runner& r, ignition::transport::Node& n, Counters& k, Outbox& o)
-      : runner(r), node(n), counters(k), outbox(o) {}
+      : runner(r), node(n), counters(k), outbox(o), sensors(o) {}
 
   // Subscribes `topic` with message type M; each message becomes the value V set on `e`.
   template <class M, class V, class Convert>
@@ -121,6 +122,7 @@ void Bridges::configure(const ecs::Registry& registry) { impl_->scan(registry); 
 
 void Bridges::post_update(const UpdateInfo& info, const ecs::Registry& r) {
   impl_->scan(r);
+  impl_->sensors.post_update(r);
   if (info.dt <= Duration{0}) return;  // paused: nothing new to publish
   const Duration now = info.sim_time + info.dt;
   r.each<c::RotorVelocities, c::RotorVelocityTopic>(

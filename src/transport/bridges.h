@@ -36,4 +36,18 @@ class Bridges {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Publishes sensor readings (components/sensors.h) on their SensorTopic when their sequence
+/// advances: IMU, Magnetometer, FluidPressure, Altimeter, NavSat, Wrench, Contacts (header data
+/// "frame_id" = the sensor's scoped name). sensor_bridges.cc.
+class SensorPublisher {
+ public:
+  explicit SensorPublisher(Outbox& outbox);
+  ~SensorPublisher();
+  void post_update(const ecs::Registry& registry);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace kestrel::transport::detail

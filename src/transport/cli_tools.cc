@@ -71,7 +71,7 @@ int topic_info(ignition::transport::Node& node, const TopicOptions& o, std::ostr
                std::ostream& err) {
   std::vector<ignition::transport::MessagePublisher> pubs;
   std::vector<std::string> topics;
-  node.TopicList(topics);  // waits for discovery to start
+  node.TopicList(topics);                          // waits for discovery to start
   for (int i = 0; i < 100 && pubs.empty(); ++i) {  // then up to 1 s for the publisher's answer
     node.TopicInfo(o.topic, pubs);
     if (pubs.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));

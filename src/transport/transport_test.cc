@@ -12,6 +12,7 @@
 #include <ignition/msgs/empty.pb.h>
 #include <ignition/msgs/entity.pb.h>
 #include <ignition/msgs/entity_factory.pb.h>
+#include <ignition/msgs/imu.pb.h>
 #include <ignition/msgs/physics.pb.h>
 #include <ignition/msgs/pose_v.pb.h>
 #include <ignition/msgs/scene.pb.h>
@@ -27,6 +28,7 @@
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
+#include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
 #include "kestrel/sdf/world_setup.h"
 #include "transport/common.h"
@@ -468,6 +470,58 @@ TEST_F(TransportTest, ActuatorCommandsArriveAtTheNextStep) {
       *runner_, [&](sim::Runner& r) { return r.registry().get<c::ActuatorCommands>(box).velocity; },
       std::chrono::seconds(5));
   EXPECT_EQ(*v, (std::vector<double>{100, -200.5}));
+}
+
+TEST_F(TransportTest, SensorReadingsArePublishedWhenTheirSequenceAdvances) {
+  ecs::Entity sensor = ecs::kNullEntity;
+  start(true, [&](sim::Runner& r) {
+    const auto box = r.registry().child_by_name(r.world(), "box");
+    sensor = r.registry().create(r.registry().child_by_name(box, "body"));
+    r.registry().add<c::Name>(sensor, "imu");
+    r.registry().add<c::SensorTopic>(sensor, "/test/imu");
+  });
+  struct State {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<msgs::IMU> got;
+  };
+  auto st = std::make_shared<State>();
+  std::function<void(const msgs::IMU&)> cb = [st](const msgs::IMU& m) {
+    std::lock_guard l(st->m);
+    st->got.push_back(m);
+    st->cv.notify_all();
+  };
+  Unsubscribe guard{node_.get(), {"/test/imu"}};
+  ASSERT_TRUE(node_->Subscribe("/test/imu", cb));
+  // Keep writing new samples until one arrives (the subscription needs a moment to connect).
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 300; ++i) {
+    ++seq;
+    detail::on_step_thread<bool>(
+        *runner_,
+        [&, seq](sim::Runner& r) {
+          c::ImuReading x;
+          x.sequence = seq;
+          x.stamp = Duration{seq * 1000};
+          x.linear_acceleration.Set(0, 0, 9.8);
+          r.registry().set<c::ImuReading>(sensor, x);
+          return true;
+        },
+        std::chrono::seconds(5));
+    std::unique_lock lock(st->m);
+    if (st->cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return !st->got.empty(); })) {
+      break;
+    }
+  }
+  std::lock_guard lock(st->m);
+  ASSERT_FALSE(st->got.empty());
+  const auto& m = st->got.front();
+  EXPECT_EQ(m.entity_name(), "tw::box::body::imu");
+  EXPECT_EQ(m.linear_acceleration().z(), 9.8);
+  EXPECT_EQ(detail::from_msg(m.header().stamp()).count() % 1000, 0);
+  // An unchanged sequence is not published again.
+  const std::size_t n = st->got.size();
+  EXPECT_LE(n, 3u);
 }
 
 }  // namespace
