@@ -103,7 +103,7 @@ void Registry::destroy(Entity e) {
 
 void Registry::compact_all() {
   for (auto& p : pools_)
-    if (p) p->compact();
+    if (p && p->dirty()) p->compact();  // most pools are untouched in a typical step
 }
 
 // Detaches dead entities from their parents' child lists in one pass per parent.

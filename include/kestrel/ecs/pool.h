@@ -113,6 +113,8 @@ class PoolBase {
   /// Destroys tombstoned slots, keeping the order of the rest. Invalidates references into this
   /// pool. Also clears change marks and the removed list.
   void compact();
+  /// True if compact() has anything to do (tombstones, change marks or removals this step).
+  bool dirty() const { return tombstones_ != 0 || !changed_.empty() || !removed_.empty(); }
 
   void mark(Entity e, ComponentState s);
   ComponentState state(Entity e) const;
