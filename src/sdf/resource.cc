@@ -66,10 +66,10 @@ fs::path model_dir_sdf(const fs::path& dir) {
 
 namespace {
 // A candidate path: a file is taken as is, a directory through its model.config.
-fs::path accept(const fs::path& p) {
+fs::path accept(const fs::path& p, bool files_only) {
   std::error_code ec;
   if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec);
-  if (fs::is_directory(p, ec)) {
+  if (!files_only && fs::is_directory(p, ec)) {
     auto f = model_dir_sdf(p);
     if (!f.empty()) return fs::weakly_canonical(f, ec);
   }
@@ -78,11 +78,11 @@ fs::path accept(const fs::path& p) {
 }  // namespace
 
 Resolved resolve_uri(const std::string& uri, const fs::path& base_dir,
-                     const std::vector<fs::path>& search) {
+                     const std::vector<fs::path>& search, bool files_only) {
   Resolved r;
   auto try_path = [&](const fs::path& p) {
     r.searched.push_back(p);
-    r.file = accept(p);
+    r.file = accept(p, files_only);
     return !r.file.empty();
   };
   constexpr std::string_view kModel = "model://";

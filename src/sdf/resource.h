@@ -14,9 +14,10 @@ struct Resolved {
 
 /// Resolves `uri` (model://NAME[/sub], file://ABS, an absolute path or a path relative to
 /// `base_dir`, then to each entry of `search`) to an SDF file. A directory resolves through its
-/// model.config (<sdf> with the highest version) or model.sdf.
+/// model.config (<sdf> with the highest version) or model.sdf, unless `files_only` (meshes,
+/// heightmaps: only a regular file is accepted).
 Resolved resolve_uri(const std::string& uri, const std::filesystem::path& base_dir,
-                     const std::vector<std::filesystem::path>& search);
+                     const std::vector<std::filesystem::path>& search, bool files_only = false);
 
 /// The SDF file of a model directory, or empty.
 std::filesystem::path model_dir_sdf(const std::filesystem::path& dir);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kestrel/components/model.h"
+#include "resource.h"
 #include "kestrel/components/world.h"
 
 namespace kestrel::sdf::detail {
@@ -150,6 +151,50 @@ void Walker::error(const Loc& l, ecs::Entity e, const std::string& message) {
 }
 void Walker::warning(const Loc& l, ecs::Entity e, const std::string& message) {
   d_.findings.warning(l.file, l.line, e ? reg_.scoped_name(e) : "", message);
+}
+
+// Mesh and heightmap URIs: libsdformat keeps them as written (FilePath() is the SDF file that
+// holds them). They resolve like <include> URIs: model://NAME/..., file://, absolute, relative
+// to that SDF file's folder, then the resource path. A collision whose file cannot be found is
+// an error (physics would lose the shape); a visual's is a warning (Kestrel never reads them).
+void Walker::resolve_shape_file(c::Geometry& g, const ::sdf::ElementPtr& el, ecs::Entity e,
+                                bool collision) {
+  std::string* uri = nullptr;
+  std::string* path = nullptr;
+  if (auto* m = std::get_if<c::MeshShape>(&g.shape)) {
+    uri = &m->uri, path = &m->path;
+  } else if (auto* h = std::get_if<c::HeightmapShape>(&g.shape)) {
+    uri = &h->uri, path = &h->path;
+  } else {
+    return;
+  }
+  const std::filesystem::path base =
+      path->empty() ? std::filesystem::path() : std::filesystem::path(*path).parent_path();
+  path->clear();
+  std::string why;
+  if (uri->empty()) {
+    why = "has no <uri>";
+  } else if (uri->starts_with("http://") || uri->starts_with("https://")) {
+    why = "is a web (Fuel) URI; Kestrel never downloads: fetch the model and add its folder "
+          "to KESTREL_RESOURCE_PATH";
+  } else {
+    const Resolved r = resolve_uri(*uri, base, src_.search(), /*files_only=*/true);
+    if (!r.file.empty()) {
+      *path = r.file.string();
+      return;
+    }
+    why = "was not found (searched ";
+    for (std::size_t i = 0; i < r.searched.size(); ++i) {
+      why += (i ? ", " : "") + r.searched[i].string();
+    }
+    why += r.searched.empty() ? "nothing: set KESTREL_RESOURCE_PATH)" : ")";
+  }
+  const std::string what = "'" + *uri + "' " + why;
+  if (collision) {
+    error(loc(el), e, "collision file " + what);
+  } else {
+    warning(loc(el), e, "visual file " + what);
+  }
 }
 
 void Walker::unsupported(const Element& el, ecs::Entity e, const std::string& why) {
@@ -394,6 +439,7 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
     ++d_.counts.collisions;
     reg_.add<c::Collision>(ce);
     c::Geometry g = col.Geom() ? geometry(*col.Geom()) : c::Geometry{};
+    resolve_shape_file(g, col.Element(), ce, /*collision=*/true);
     const auto co = original(col.Element());
     if (std::holds_alternative<std::monostate>(g.shape)) {
       warning(loc(col.Element()), ce,
@@ -455,7 +501,9 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
     const ecs::Entity ve = create(e, v.Name(), v.Element(), X, X_WL);
     ++d_.counts.visuals;
     reg_.add<c::Visual>(ve);
-    reg_.add<c::Geometry>(ve, v.Geom() ? geometry(*v.Geom()) : c::Geometry{});
+    c::Geometry vg = v.Geom() ? geometry(*v.Geom()) : c::Geometry{};
+    resolve_shape_file(vg, v.Element(), ve, /*collision=*/false);
+    reg_.add<c::Geometry>(ve, std::move(vg));
     if (const auto* mat = v.Material()) {
       reg_.add<c::Material>(ve, c::Material{rgb(mat->Ambient()), rgb(mat->Diffuse()),
                                             rgb(mat->Specular()), v.Transparency()});

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "kestrel/components/model.h"
 #include "kestrel/ecs/registry.h"
 #include "kestrel/sdf/world_loader.h"
 #include "sources.h"
@@ -50,6 +51,9 @@ class Walker {
   void light(const ::sdf::Light& l, ecs::Entity parent, const ignition::math::Pose3d& X_WP,
              const std::string& relative_to);
   void plugins(const ::sdf::ElementPtr& el, ecs::Entity entity);
+  /// Resolves a mesh/heightmap URI to a file (path left empty and a finding made if it cannot).
+  void resolve_shape_file(components::Geometry& g, const ::sdf::ElementPtr& el, ecs::Entity e,
+                          bool collision);
   void check_inertial(const Element* link, const ::sdf::Link& l, ecs::Entity e, bool is_static);
   /// Reports every child of `el` whose name is not in `handled` (PITFALLS 9).
   void unsupported_children(const Element* el, std::initializer_list<std::string_view> handled,

@@ -248,6 +248,46 @@ TEST_F(IncludeTest, UnresolvedIncludeNamesEveryPathSearched) {
   EXPECT_EQ(d.findings.count(Severity::kError), 1u) << m;
 }
 
+TEST_F(IncludeTest, MeshUrisResolveLikeIncludesAndMissingOnesAreReported) {
+  fs::create_directories(dir_ / "models" / "box" / "meshes");
+  write(dir_ / "models" / "box" / "meshes" / "hull.stl", "solid x\nendsolid x\n");
+  fs::create_directories(dir_ / "local");
+  write(dir_ / "local" / "rock.obj", "v 0 0 0\n");
+  const std::string geo = [] {
+    std::string out;
+    const char* uris[] = {"model://box/meshes/hull.stl", "local/rock.obj", "model://box/nope.stl",
+                          "https://fuel.gazebosim.org/1.0/x/models/y/1/files/meshes/z.dae"};
+    for (int i = 0; i < 4; ++i) {
+      out += "<collision name='c" + std::to_string(i) + "'><geometry><mesh><uri>" + uris[i] +
+             "</uri></mesh></geometry></collision>";
+    }
+    return out + "<visual name='v'><geometry><mesh><uri>missing.dae</uri></mesh></geometry>"
+                 "</visual>";
+  }();
+  write(dir_ / "w.sdf", world("<model name='m'><static>true</static><link name='l'>" + geo +
+                              "</link></model>"));
+  ecs::Registry reg;
+  const auto w = reg.create();
+  LoadOptions o;
+  o.resource_paths = {dir_ / "models"};
+  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  auto mesh = [&](const char* name) {
+    return std::get<c::MeshShape>(reg.get<c::Geometry>(reg.find_scoped(name)).shape);
+  };
+  EXPECT_EQ(mesh("w::m::l::c0").path, fs::canonical(dir_ / "models/box/meshes/hull.stl").string());
+  EXPECT_EQ(mesh("w::m::l::c1").path, fs::canonical(dir_ / "local/rock.obj").string());
+  EXPECT_EQ(mesh("w::m::l::c2").path, "");
+  EXPECT_EQ(mesh("w::m::l::c3").path, "");
+  const std::string m = messages(d);
+  EXPECT_EQ(d.findings.count(Severity::kError), 2u) << m;
+  EXPECT_EQ(d.findings.count(Severity::kWarning), 1u) << m;
+  EXPECT_THAT(m, HasSubstr("collision file 'model://box/nope.stl' was not found (searched " +
+                           (dir_ / "models" / "box/nope.stl").string()));
+  EXPECT_THAT(m, HasSubstr("Kestrel never downloads"));
+  EXPECT_THAT(m, HasSubstr("visual file 'missing.dae' was not found"));
+  EXPECT_THAT(m, HasSubstr("w.sdf:"));
+}
+
 TEST_F(IncludeTest, RecursiveIncludeIsUnreadable) {
   write(dir_ / "a.sdf",
         "<sdf version='1.9'><model name='a'><include><uri>b.sdf</uri></include></model></sdf>");
