@@ -24,6 +24,7 @@
 #include "kestrel/sitl/sitl.h"
 #include "sitl/actuator_map.h"
 #include "sitl/ardupilot_packet.h"
+#include "sitl/autopilot_clock.h"
 #include "sitl/frames.h"
 #include "sitl/net.h"
 #include "sitl/vehicle.h"
@@ -44,8 +45,10 @@ class ArduPilotBridge final : public System,
   ~ArduPilotBridge() override {
     if (frames_ > 0 || bad_packets_ > 0) {
       const double per = frames_ > 1 ? (cpu_last_ - cpu_first_) / double(frames_ - 1) : 0;
-      fmt::print(stderr, "kestrel: {}: {} frames answered ({:.1f} us step-thread CPU each), {} "
-                 "stalls, {} bad packets\n", who_, frames_, per * 1e6, stalls_, bad_packets_);
+      fmt::print(stderr,
+                 "kestrel: {}: {} frames answered ({:.1f} us step-thread CPU each), {} "
+                 "stalls, {} bad packets\n",
+                 who_, frames_, per * 1e6, stalls_, bad_packets_);
     }
   }
 
@@ -72,7 +75,7 @@ class ArduPilotBridge final : public System,
     // SERVO1..4 — the rotor order of the iris, x500 and X3 models.
     map_ = ChannelMap::parse(cfg, ChannelMap::identity(4, max_rotor), 32, max_rotor, who_);
     vehicle_ = find_vehicle(reg, entity, link, who_);
-    reader_.bind(reg, vehicle_);
+    reader_.bind(reg, vehicle_, "");  // ArduPilot has its own WMM: no field note
     socket_ = udp_bind(address_, port_, who_);
     if (!reg.has<components::ActuatorCommands>(entity)) {
       reg.add<components::ActuatorCommands>(entity);
@@ -89,14 +92,20 @@ class ArduPilotBridge final : public System,
   }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& reg) override {
+    if (info.sim_time < last_t_) {  // a time-only reset (a full one also calls reset())
+      restart_ = true;
+      if (in_frame_) ideal_end_ = info.sim_time + frame_period_;
+    }
+    last_t_ = info.sim_time;
     if (!info.paused && !in_frame_) {
       // Between frames: take ArduPilot's next packet; once it is talking to us, wait for it.
       Received r = receive(0);
       if (r != Received::kFrame && lockstep_active_) {
         const auto deadline = Clock::now() + timeout_;
         while (r != Received::kFrame && Clock::now() < deadline) {
-          const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - Clock::now()).count();
+          const auto ms =
+              std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())
+                  .count();
           r = receive(static_cast<int>(std::max<long>(1, ms)));
         }
         if (r != Received::kFrame) {
@@ -104,7 +113,8 @@ class ArduPilotBridge final : public System,
           restart_ = true;
           lockstep_active_ = false;
           have_outputs_ = false;
-          fmt::print(stderr, "kestrel: WARNING: {}: no servo packet from ArduPilot within "
+          fmt::print(stderr,
+                     "kestrel: WARNING: {}: no servo packet from ArduPilot within "
                      "{:.3f} s (wall clock); rotors set to zero and the world runs on without "
                      "waiting until packets come back\n",
                      who_, std::chrono::duration<double>(timeout_).count());
@@ -114,8 +124,8 @@ class ArduPilotBridge final : public System,
         // Frames end on the ideal schedule t0 + k·period (the first step at or after it), so a
         // period that is not a whole number of steps still averages to the frame rate.
         const bool behind = ideal_end_ + frame_period_ <= info.sim_time;
-        ideal_end_ = (restart_ || behind) ? info.sim_time + frame_period_
-                                          : ideal_end_ + frame_period_;
+        ideal_end_ =
+            (restart_ || behind) ? info.sim_time + frame_period_ : ideal_end_ + frame_period_;
         restart_ = false;
       }
     }
@@ -151,8 +161,10 @@ class ArduPilotBridge final : public System,
       std::string error;
       if (!parse_servo_packet(rx_.data(), static_cast<std::size_t>(n), p, error)) {
         if (bad_packets_++ == 0) {
-          fmt::print(stderr, "kestrel: WARNING: {}: ignoring a malformed servo packet ({}); "
-                     "further ones are only counted\n", who_, error);
+          fmt::print(stderr,
+                     "kestrel: WARNING: {}: ignoring a malformed servo packet ({}); "
+                     "further ones are only counted\n",
+                     who_, error);
         }
         if (result == Received::kNothing) result = Received::kOther;
         continue;
@@ -167,8 +179,10 @@ class ArduPilotBridge final : public System,
         fmt::print(stderr, "kestrel: {}: ArduPilot restarted (frame count went back)\n", who_);
       }
       if (!have_frame_count_ || !lockstep_active_) {
-        fmt::print(stderr, "kestrel: {}: ArduPilot connected ({} channels, {} Hz frames); "
-                   "lockstep on\n", who_, p.channels, p.frame_rate);
+        fmt::print(stderr,
+                   "kestrel: {}: ArduPilot connected ({} channels, {} Hz frames); "
+                   "lockstep on\n",
+                   who_, p.channels, p.frame_rate);
       }
       have_frame_count_ = true;
       last_frame_count_ = p.frame_count;
@@ -187,13 +201,13 @@ class ArduPilotBridge final : public System,
     const Truth truth = reader_.truth(reg);
     const SensorSample s = reader_.read(reg, truth);
     const Vector3d gyro = flu_to_frd(s.gyro), acc = flu_to_frd(s.accel);
-    const Vector3d pos = enu_to_ned(truth.X_WB.Pos());
-    const Vector3d vel = enu_to_ned(truth.v_WB_W);
-    const Quaterniond q = enu_flu_to_ned_frd(truth.X_WB.Rot());
+    const Vector3d pos = enu_to_ned(truth.X_EB.Pos());
+    const Vector3d vel = enu_to_ned(truth.v_WB_E);
+    const Quaterniond q = enu_flu_to_ned_frd(truth.X_EB.Rot());
     nlohmann::json j = {
-        {"timestamp", to_seconds(t)},
-        {"imu", {{"gyro", {gyro.X(), gyro.Y(), gyro.Z()}},
-                 {"accel_body", {acc.X(), acc.Y(), acc.Z()}}}},
+        {"timestamp", to_seconds(timestamp(t))},
+        {"imu",
+         {{"gyro", {gyro.X(), gyro.Y(), gyro.Z()}}, {"accel_body", {acc.X(), acc.Y(), acc.Z()}}}},
         {"position", {pos.X(), pos.Y(), pos.Z()}},
         {"quaternion", {q.W(), q.X(), q.Y(), q.Z()}},
         {"velocity", {vel.X(), vel.Y(), vel.Z()}},
@@ -207,11 +221,28 @@ class ArduPilotBridge final : public System,
     ++frames_;
   }
 
+  // ArduPilot's clock: sim time, continuing from the last value sent across world resets.
+  Duration timestamp(Duration t) {
+    const int jumps = clock_.jumps();
+    const Duration at = clock_.at(t);
+    if (clock_.jumps() != jumps) {
+      fmt::print(stderr,
+                 "kestrel: WARNING: {}: the world was reset while ArduPilot is "
+                 "connected; its clock cannot go back, so the JSON timestamp continues from "
+                 "{:.6f} s (sim time + {:.6f} s) and ArduPilot sees the vehicle jump to its "
+                 "reset state\n",
+                 who_, to_seconds(at), to_seconds(clock_.offset()));
+    }
+    return at;
+  }
+
   void send_text(const std::string& text) {
     ::sendto(socket_.get(), text.data(), text.size(), 0, reinterpret_cast<const sockaddr*>(&peer_),
              sizeof peer_);
   }
 
+  AutopilotClock clock_;  // ArduPilot's clock (JSON timestamp)
+  Duration last_t_{0};    // sim time of the previous PreUpdate
   unsigned instance_ = 0;
   std::string who_, address_;
   int port_ = 9002;

@@ -15,7 +15,9 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
+#include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
+#include "kestrel/sensors/environment.h"
 #include "kestrel/sim/runner.h"
 #include "kestrel/sitl/sitl.h"
 #include "sitl/ardupilot_packet.h"
@@ -30,8 +32,16 @@ namespace c = components;
 namespace mav = mavlink;
 using ignition::math::Pose3d;
 
-// A world with one model "quad" and its link "base_link", hovering 10 m up, yawed to face north.
-std::unique_ptr<sim::Runner> make_world() {
+// The world of a test: geodetic origin and the vehicle's (fixed) state.
+struct WorldSpec {
+  bool spherical = true;  // false: no <spherical_coordinates>
+  double latitude_deg = 47.397742, longitude_deg = 8.545594, elevation = 488.0, heading_deg = 0;
+  Pose3d X_WB{0, 0, 10, 0, 0, M_PI / 2};     // hovering 10 m up, yawed to face north
+  ignition::math::Vector3d v_WB_W{0, 2, 0};  // 2 m/s north
+};
+
+// A world with one model "quad" and its link "base_link" in the state of `spec`.
+std::unique_ptr<sim::Runner> make_world(const WorldSpec& spec = {}) {
   sim::Runner::Options o;
   o.world_name = "w";
   o.real_time_factor = 0;
@@ -40,21 +50,34 @@ std::unique_ptr<sim::Runner> make_world() {
   reg.add<c::Gravity>(r->world());
   reg.add<c::MagneticField>(r->world());
   reg.add<c::Atmosphere>(r->world());
-  reg.add<c::SphericalCoordinates>(r->world(), c::SphericalCoordinates{
-                                                   "EARTH_WGS84", "ENU", 47.397742, 8.545594, 488.0, 0});
+  if (spec.spherical) {
+    reg.add<c::SphericalCoordinates>(
+        r->world(), c::SphericalCoordinates{"EARTH_WGS84", "ENU", spec.latitude_deg,
+                                            spec.longitude_deg, spec.elevation, spec.heading_deg});
+  }
   const auto model = reg.create(r->world());
   reg.add<c::Name>(model, c::Name{"quad"});
   reg.add<c::Model>(model);
-  reg.add<c::Pose>(model, c::Pose{Pose3d(0, 0, 10, 0, 0, M_PI / 2)});
+  reg.add<c::Pose>(model, c::Pose{spec.X_WB});
   const auto link = reg.create(model);
   reg.add<c::Name>(link, c::Name{"base_link"});
   reg.add<c::Link>(link);
   reg.add<c::Pose>(link);
-  reg.add<c::WorldPose>(link, c::WorldPose{Pose3d(0, 0, 10, 0, 0, M_PI / 2)});
-  reg.add<c::WorldLinearVelocity>(link, c::WorldLinearVelocity{{0, 2, 0}});  // 2 m/s north
-  reg.add<c::AngularVelocity>(link, c::AngularVelocity{{0, 0, 0.5}});       // yawing left
+  reg.add<c::WorldPose>(link, c::WorldPose{spec.X_WB});
+  reg.add<c::WorldLinearVelocity>(link, c::WorldLinearVelocity{spec.v_WB_W});
+  reg.add<c::AngularVelocity>(link, c::AngularVelocity{{0, 0, 0.5}});  // yawing left
   reg.add<c::LinearAcceleration>(link);
   return r;
+}
+
+// Attaches a bridge to the model "quad" with plugin parameters `params`, then configures.
+void attach(sim::Runner& r, Autopilot which, const std::string& params) {
+  const auto model = r.registry().child_by_name(r.world(), "quad");
+  const bool px4 = which == Autopilot::kPx4;
+  r.add_system(px4 ? make_px4_bridge_system() : make_ardupilot_bridge_system(), model,
+               Element::parse("<plugin>" + params + "</plugin>"),
+               px4 ? "kestrel::systems::Px4Bridge" : "kestrel::systems::ArduPilotBridge", "test");
+  r.configure();
 }
 
 int connect_tcp(int port) {
@@ -89,12 +112,14 @@ struct FakePx4 {
       parser.feed(buf, static_cast<std::size_t>(n), [&](const mav::Frame& f) {
         std::lock_guard lock(m);
         if (auto s = mav::decode<mav::HilSensor>(f)) {
+          if (s->time_usec <= sensor.time_usec) went_back = true;
           sensor = *s;
           ++sensors;
           if (answer) {
             mav::HilActuatorControls a;
             a.time_usec = s->time_usec;
-            a.controls[0] = static_cast<float>(static_cast<double>(s->time_usec / 1000 % 1000) / 1000.0);
+            a.controls[0] =
+                static_cast<float>(static_cast<double>(s->time_usec / 1000 % 1000) / 1000.0);
             a.controls[1] = std::nanf("");  // must not reach the motors as NaN
             a.mode = static_cast<std::uint8_t>(mav::mav_mode_flag::kSafetyArmed);
             std::uint8_t out[mav::kMaxFrameSize];
@@ -107,6 +132,11 @@ struct FakePx4 {
           }
         }
         if (auto g = mav::decode<mav::HilGps>(f)) gps = *g, ++gpss;
+        if (auto d = mav::decode<mav::DistanceSensor>(f)) {
+          distance = *d;
+          distance_sensor_usec = sensor.time_usec;  // the HIL_SENSOR it came with
+          ++distances;
+        }
         if (auto q = mav::decode<mav::HilStateQuaternion>(f)) state = *q;
       });
     }
@@ -118,7 +148,10 @@ struct FakePx4 {
   mav::HilSensor sensor;
   mav::HilGps gps;
   mav::HilStateQuaternion state;
-  int sensors = 0, gpss = 0;
+  mav::DistanceSensor distance;
+  int sensors = 0, gpss = 0, distances = 0;
+  std::uint64_t distance_sensor_usec = 0;
+  bool went_back = false;  // a HIL_SENSOR time_usec not after the previous one
 };
 
 double rotor(sim::Runner& r, std::size_t i) {
@@ -127,17 +160,29 @@ double rotor(sim::Runner& r, std::size_t i) {
   return i < v.size() ? v[i] : -1;
 }
 
+// Steps until the peer answers (lockstep on), then `steps` more: in lockstep the peer has read
+// everything sent before each HIL_SENSOR it answered.
+void fly(sim::Runner& r, int steps) {
+  for (int i = 0; i < 20000 && rotor(r, 0) <= 0; ++i) r.step_once();
+  ASSERT_GT(rotor(r, 0), 0) << "PX4 never answered";
+  for (int i = 0; i < steps; ++i) r.step_once();
+}
+
+// Meridian radius of curvature of WGS84 at a latitude [m].
+double meridian_radius(double latitude_deg) {
+  constexpr double kA = 6378137.0, kE2 = 6.69437999014e-3;
+  const double s = std::sin(latitude_deg * M_PI / 180.0);
+  return kA * (1 - kE2) / std::pow(1 - kE2 * s * s, 1.5);
+}
+
 // lockstep_timeout: long where a stall would break the test on a loaded machine (CI runs the
 // sanitizer build in parallel), short where the test is about the stall.
-std::unique_ptr<sim::Runner> px4_world(int instance, double timeout = 10.0) {
-  auto r = make_world();
-  const auto model = r->registry().child_by_name(r->world(), "quad");
-  r->add_system(make_px4_bridge_system(), model,
-                Element::parse("<plugin><instance>" + std::to_string(instance) +
-                               "</instance><lockstep_timeout>" + std::to_string(timeout) +
-                               "</lockstep_timeout></plugin>"),
-                "kestrel::systems::Px4Bridge", "test");
-  r->configure();
+std::unique_ptr<sim::Runner> px4_world(int instance, double timeout = 10.0,
+                                       const WorldSpec& spec = {}) {
+  auto r = make_world(spec);
+  attach(*r, Autopilot::kPx4,
+         "<instance>" + std::to_string(instance) + "</instance><lockstep_timeout>" +
+             std::to_string(timeout) + "</lockstep_timeout>");
   return r;
 }
 
@@ -177,16 +222,19 @@ TEST(Px4Bridge, SendsSensorsInNedFrdWithPx4Units) {
   EXPECT_NEAR(s.xacc, 0, 1e-6);
   // Yawing left at 0.5 rad/s (FLU +z) is −0.5 rad/s about FRD z.
   EXPECT_NEAR(s.zgyro, -0.5, 1e-6);
-  // Facing north: the field's north component (22.8758 µT) is along body x; up is −z; gauss.
-  EXPECT_NEAR(s.xmag, 0.228758, 1e-6);
-  EXPECT_NEAR(s.ymag, 0.055645, 1e-6);  // east is to the right (FRD +y)
-  EXPECT_NEAR(s.zmag, 0.423884, 1e-6);  // field points down: FRD +z
+  // Facing north: FRD is NED. The field is the WMM's at the vehicle (north along body x, east
+  // to the right, down along +z), in gauss; Px4Bridge.StandInMagnetometerIsTheWmm checks the
+  // model against NOAA's published values.
+  const auto b = sensors::wmm_model(47.397742, 8.545594, 498.0).enu() * 1e4;
+  EXPECT_NEAR(s.xmag, b.Y(), 1e-6);
+  EXPECT_NEAR(s.ymag, b.X(), 1e-6);
+  EXPECT_NEAR(s.zmag, -b.Z(), 1e-6);
   // 10 m above a 488 m origin in the standard atmosphere.
   EXPECT_NEAR(s.abs_pressure, 1013.25 * std::pow(1 - 0.0065 * 498 / 288.15, 5.2559), 0.05);
   EXPECT_NEAR(s.pressure_alt, 498.0, 0.05);
   EXPECT_NEAR(s.temperature, 15.0 - 0.0065 * 498, 1e-3);
   EXPECT_EQ(s.fields_updated & 0x1FFF, 0x1FFFu & ~1024u);  // all but diff_pressure
-  EXPECT_EQ(s.time_usec % 4000, 0u);                        // 250 Hz on sim time
+  EXPECT_EQ(s.time_usec % 4000, 0u);                       // 250 Hz on sim time
   const auto& g = px4.gps;
   EXPECT_EQ(g.fix_type, 3);
   EXPECT_GE(g.satellites_visible, 10);
@@ -205,6 +253,159 @@ TEST(Px4Bridge, SendsSensorsInNedFrdWithPx4Units) {
   EXPECT_EQ(q.vx, 200);
   EXPECT_NEAR(q.yawspeed, -0.5, 1e-6);
   EXPECT_NEAR(q.zacc, -999, 1);  // mG: −9.8 / 9.80665
+}
+
+TEST(Px4Bridge, StandInMagnetometerIsTheWmmAtTheVehicle) {
+  // NOAA's published WMM2025 check value at 2025.0: 3 km above the ellipsoid at 50° S 103° W,
+  // X (north) 19526.532799 nT, Y (east) 10362.990980 nT, Z (down) −31437.562789 nT. The world's
+  // <magnetic_field> (SDF's default, Zurich-like) disagrees: a one-line note, the WMM wins.
+  WorldSpec spec;
+  spec.latitude_deg = -50, spec.longitude_deg = -103, spec.elevation = 3000 - 10;
+  testing::internal::CaptureStderr();
+  auto r = px4_world(17, 10.0, spec);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("the world's <magnetic_field> (5.56e-06 2.29e-05 -4.24e-05 T) differs by "),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("the magnetometer stand-in uses the WMM"), std::string::npos) << err;
+  FakePx4 px4(4560 + 17);
+  fly(*r, 20);
+  std::lock_guard lock(px4.m);
+  // Facing north, level: FRD is NED. Gauss = 1e5 nT; the model is within 1 nT of NOAA's.
+  EXPECT_NEAR(px4.sensor.xmag, 19526.532799e-5, 2e-5);
+  EXPECT_NEAR(px4.sensor.ymag, 10362.990980e-5, 2e-5);
+  EXPECT_NEAR(px4.sensor.zmag, -31437.562789e-5, 2e-5);
+}
+
+TEST(Px4Bridge, WithoutSphericalCoordinatesTheWorldsFieldIsUsed) {
+  WorldSpec spec;
+  spec.spherical = false;
+  testing::internal::CaptureStderr();
+  auto r = px4_world(18, 10.0, spec);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("<magnetic_field>"), std::string::npos) << err;
+  FakePx4 px4(4560 + 18);
+  fly(*r, 20);
+  std::lock_guard lock(px4.m);
+  // Facing north: the field's north component (22.8758 µT) is along body x; up is −z; gauss.
+  EXPECT_NEAR(px4.sensor.xmag, 0.228758, 1e-6);
+  EXPECT_NEAR(px4.sensor.ymag, 0.055645, 1e-6);  // east is to the right (FRD +y)
+  EXPECT_NEAR(px4.sensor.zmag, 0.423884, 1e-6);  // field points down: FRD +z
+}
+
+TEST(Px4Bridge, WorldHeadingIsRotatedIntoNed) {
+  // Heading 90°: the world's +x axis points south (SDF: heading from north towards east). The
+  // vehicle sits 100 m along +x facing +x (yaw 0) and moves along +x at 2 m/s: it is 100 m
+  // south of the origin, faces south and moves south.
+  WorldSpec spec;
+  spec.heading_deg = 90;
+  spec.X_WB = Pose3d(100, 0, 10, 0, 0, 0);
+  spec.v_WB_W = {2, 0, 0};
+  auto r = px4_world(19, 10.0, spec);
+  FakePx4 px4(4560 + 19);
+  fly(*r, 300);
+  std::lock_guard lock(px4.m);
+  ASSERT_GT(px4.gpss, 0);
+  const double lat = spec.latitude_deg - 100.0 / meridian_radius(spec.latitude_deg) * 180 / M_PI;
+  const auto& q = px4.state;
+  EXPECT_EQ(q.vx, -200);  // cm/s north
+  EXPECT_EQ(q.vy, 0);     // east
+  EXPECT_NEAR(q.lat, lat * 1e7, 2);
+  EXPECT_NEAR(q.lon, spec.longitude_deg * 1e7, 2);
+  // Facing south, level: q_NED_FRD is a half turn about down.
+  EXPECT_NEAR(std::abs(q.attitude_quaternion[3]), 1.0, 1e-6);
+  const auto& g = px4.gps;
+  EXPECT_EQ(g.vn, -200);
+  EXPECT_EQ(g.ve, 0);
+  EXPECT_EQ(g.cog, 18000);  // course over ground: south
+  EXPECT_NEAR(g.lat, lat * 1e7, 2);
+  // Facing south, body x is −north and body y (right) is −east; down stays down.
+  const auto b = sensors::wmm_model(lat, spec.longitude_deg, 498.0).enu() * 1e4;
+  EXPECT_NEAR(px4.sensor.xmag, -b.Y(), 1e-5);
+  EXPECT_NEAR(px4.sensor.ymag, -b.X(), 1e-5);
+  EXPECT_NEAR(px4.sensor.zmag, -b.Z(), 1e-5);
+}
+
+TEST(Px4Bridge, ResetKeepsPx4sClockGoingForward) {
+  for (const bool time_only : {false, true}) {
+    SCOPED_TRACE(time_only ? "time-only reset" : "full reset");
+    const int instance = time_only ? 21 : 20;
+    auto r = px4_world(instance);
+    FakePx4 px4(4560 + instance);
+    fly(*r, 100);
+    // The last HIL_SENSOR sent: at the latest multiple of 4 ms of sim time (the peer may not
+    // have read it yet).
+    const auto before = static_cast<std::uint64_t>(r->info().sim_time.count() / 4'000'000 * 4000);
+    int received = 0;
+    {
+      std::lock_guard lock(px4.m);
+      received = px4.sensors;
+    }
+    testing::internal::CaptureStderr();
+    r->reset_now(time_only);
+    ASSERT_EQ(r->info().sim_time.count(), 0);
+    for (int i = 0; i < 100; ++i) r->step_once();  // 100 ms of sim time
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("the world was reset while PX4 is connected; PX4's clock cannot go back, "
+                       "so HIL time_usec continues from " +
+                       std::to_string(before + 4000) + " us"),
+              std::string::npos)
+        << err;
+    std::lock_guard lock(px4.m);
+    EXPECT_FALSE(px4.went_back);
+    EXPECT_GE(px4.sensors, received + 24);  // 25 sensor messages, lockstep went on
+    // The clock continues as if the reset took no time (the peer may not have read the last).
+    EXPECT_GE(px4.sensor.time_usec, before + 96'000);
+    EXPECT_LE(px4.sensor.time_usec, before + 100'000);
+    EXPECT_GT(rotor(*r, 0), 0);  // PX4's answers still drive the rotors
+  }
+}
+
+TEST(Px4Bridge, AltimeterIsSentAsADownwardDistanceSensorAtItsRate) {
+  WorldSpec spec;
+  spec.X_WB = Pose3d(0, 0, 10, 0.2, 0, M_PI / 2);  // rolled 0.2 rad
+  auto r = make_world(spec);
+  auto& reg = r->registry();
+  const auto link = reg.find_scoped("w::quad::base_link");
+  ASSERT_NE(link, ecs::kNullEntity);
+  const auto alt = reg.create(link);
+  reg.add<c::Name>(alt, c::Name{"altimeter"});
+  reg.add<c::Sensor>(alt, c::Sensor{"altimeter", 50, "", true, nullptr});
+  // Started 8 m up, now 2 m higher; noise σ = 2 cm.
+  c::AltimeterReading reading;
+  reading.sequence = 1;
+  reading.vertical_reference = 8.0;
+  reading.vertical_position = 2.0;
+  reading.vertical_position_variance = 0.02 * 0.02;
+  reg.add<c::AltimeterReading>(alt, reading);
+  attach(*r, Autopilot::kPx4,
+         "<instance>22</instance><distance_min>0.2</distance_min><distance_max>30</distance_max>");
+  FakePx4 px4(4560 + 22);
+  fly(*r, 20);
+  int before = 0;
+  {
+    std::lock_guard lock(px4.m);
+    ASSERT_EQ(px4.distances, 1);  // one altimeter sample so far: one message
+    const auto& d = px4.distance;
+    EXPECT_EQ(d.current_distance, std::lround(1000.0 / std::cos(0.2)));  // 10 m height, tilted
+    EXPECT_EQ(d.min_distance, 20);
+    EXPECT_EQ(d.max_distance, 3000);
+    EXPECT_EQ(d.orientation, 25);  // MAV_SENSOR_ROTATION_PITCH_270: down
+    EXPECT_EQ(d.type, 0);          // MAV_DISTANCE_SENSOR_LASER
+    EXPECT_EQ(d.covariance, 4);    // cm²
+    EXPECT_EQ(d.time_boot_ms, px4.distance_sensor_usec / 1000);
+    before = px4.distances;
+  }
+  // Each new altimeter sample is sent once, with the next HIL_SENSOR.
+  for (int k = 1; k <= 3; ++k) {
+    auto& a = reg.get<c::AltimeterReading>(alt);
+    ++a.sequence;
+    a.vertical_position = 2.0 + k;
+    for (int i = 0; i < 8; ++i) r->step_once();
+  }
+  std::lock_guard lock(px4.m);
+  EXPECT_EQ(px4.distances, before + 3);
+  EXPECT_EQ(px4.distance.current_distance, std::lround(1300.0 / std::cos(0.2)));
 }
 
 TEST(Px4Bridge, StalledPeerZeroesRotorsAfterTimeoutAndLockstepResumes) {
@@ -246,7 +447,8 @@ TEST(Px4Bridge, GarbageFromThePeerNeverCrashes) {
   const int fd = connect_tcp(4560 + 15);
   ASSERT_GE(fd, 0);
   std::uint8_t junk[3000];
-  for (std::size_t i = 0; i < sizeof junk; ++i) junk[i] = static_cast<std::uint8_t>(i * 7 + (i >> 3));
+  for (std::size_t i = 0; i < sizeof junk; ++i)
+    junk[i] = static_cast<std::uint8_t>(i * 7 + (i >> 3));
   junk[100] = 0xFD;
   junk[500] = 0xFE;
   ASSERT_EQ(::send(fd, junk, sizeof junk, 0), static_cast<ssize_t>(sizeof junk));
@@ -261,7 +463,8 @@ TEST(Px4Bridge, BadParametersAreLoud) {
   const auto model = r->registry().child_by_name(r->world(), "quad");
   r->add_system(make_px4_bridge_system(), model,
                 Element::parse("<plugin><channel><index>16</index><rotor>0</rotor></channel>"
-                               "</plugin>", "w.sdf", 3),
+                               "</plugin>",
+                               "w.sdf", 3),
                 "kestrel::systems::Px4Bridge", "test");
   try {
     r->configure();
@@ -326,12 +529,8 @@ struct FakeArduPilot {
 
 TEST(ArduPilotBridge, EachServoPacketAdvancesOneFrameAndIsAnsweredOnce) {
   auto r = make_world();
-  const auto model = r->registry().child_by_name(r->world(), "quad");
-  r->add_system(make_ardupilot_bridge_system(), model,
-                Element::parse("<plugin><instance>3</instance><lockstep_timeout>0.3"
-                               "</lockstep_timeout></plugin>"),
-                "kestrel::systems::ArduPilotBridge", "test");
-  r->configure();
+  attach(*r, Autopilot::kArduPilot,
+         "<instance>3</instance><lockstep_timeout>0.3</lockstep_timeout>");
   FakeArduPilot ap(9002 + 30);
   // Frames at 250 Hz = 4 steps of 1 ms each.
   for (std::uint32_t frame = 1; frame <= 5; ++frame) {
@@ -348,8 +547,8 @@ TEST(ArduPilotBridge, EachServoPacketAdvancesOneFrameAndIsAnsweredOnce) {
     EXPECT_NEAR(j["timestamp"].get<double>(), frame * 0.004, 1e-12);
     EXPECT_NEAR(j["imu"]["accel_body"][2].get<double>(), -9.8, 1e-9);
     EXPECT_NEAR(j["imu"]["gyro"][2].get<double>(), -0.5, 1e-12);
-    EXPECT_NEAR(j["position"][2].get<double>(), -10.0, 1e-12);  // 10 m up = −10 m down
-    EXPECT_NEAR(j["velocity"][0].get<double>(), 2.0, 1e-12);    // north
+    EXPECT_NEAR(j["position"][2].get<double>(), -10.0, 1e-12);            // 10 m up = −10 m down
+    EXPECT_NEAR(j["velocity"][0].get<double>(), 2.0, 1e-12);              // north
     EXPECT_NEAR(std::abs(j["quaternion"][0].get<double>()), 1.0, 1e-12);  // facing north
   }
   // A malformed datagram is ignored (warned once); no packet: warning after the timeout.
@@ -366,6 +565,49 @@ TEST(ArduPilotBridge, EachServoPacketAdvancesOneFrameAndIsAnsweredOnce) {
   for (int i = 0; i < 4; ++i) r->step_once();
   EXPECT_NEAR(rotor(*r, 0), 1000.0, 1e-9);
   EXPECT_FALSE(ap.receive().empty());
+}
+
+TEST(ArduPilotBridge, WorldHeadingIsRotatedIntoNed) {
+  // As Px4Bridge.WorldHeadingIsRotatedIntoNed: 100 m south of the origin, facing and moving south.
+  WorldSpec spec;
+  spec.heading_deg = 90;
+  spec.X_WB = Pose3d(100, 0, 10, 0, 0, 0);
+  spec.v_WB_W = {2, 0, 0};
+  auto r = make_world(spec);
+  attach(*r, Autopilot::kArduPilot, "<instance>4</instance>");
+  FakeArduPilot ap(9002 + 40);
+  ap.send(1, 1500, 250);
+  for (int i = 0; i < 4; ++i) r->step_once();
+  const std::string text = ap.receive();
+  ASSERT_FALSE(text.empty());
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_NEAR(j["position"][0].get<double>(), -100.0, 1e-9);  // north
+  EXPECT_NEAR(j["position"][1].get<double>(), 0.0, 1e-9);     // east
+  EXPECT_NEAR(j["position"][2].get<double>(), -10.0, 1e-9);
+  EXPECT_NEAR(j["velocity"][0].get<double>(), -2.0, 1e-9);
+  EXPECT_NEAR(j["velocity"][1].get<double>(), 0.0, 1e-9);
+  EXPECT_NEAR(std::abs(j["quaternion"][3].get<double>()), 1.0, 1e-9);  // facing south
+}
+
+TEST(ArduPilotBridge, ResetKeepsItsClockGoingForward) {
+  auto r = make_world();
+  attach(*r, Autopilot::kArduPilot, "<instance>5</instance>");
+  FakeArduPilot ap(9002 + 50);
+  auto exchange = [&](std::uint32_t frame) {
+    ap.send(frame, 1500, 250);
+    for (int i = 0; i < 4; ++i) r->step_once();
+    const std::string text = ap.receive();
+    return text.empty() ? -1.0 : nlohmann::json::parse(text)["timestamp"].get<double>();
+  };
+  EXPECT_NEAR(exchange(1), 0.004, 1e-12);
+  EXPECT_NEAR(exchange(2), 0.008, 1e-12);
+  testing::internal::CaptureStderr();
+  r->reset_now();
+  const double after = exchange(3);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NEAR(after, 0.012, 1e-12);  // continues from 8 ms, not back to 4 ms
+  EXPECT_NE(err.find("the JSON timestamp continues from 0.012000 s"), std::string::npos) << err;
+  EXPECT_NEAR(exchange(4), 0.016, 1e-12);
 }
 
 TEST(ArduPilotPacket, RejectsWrongSizesAndMagic) {

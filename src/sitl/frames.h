@@ -5,6 +5,8 @@
 /// PX4 and ArduPilot: local NED (x north, y east, z down), body FRD (x forward, y right, z down).
 /// Names follow Drake: q_NED_FRD is the orientation of the FRD body frame in the NED frame (it
 /// maps vectors expressed in FRD to the same vectors expressed in NED).
+/// ENU here is true east-north-up: a world <spherical_coordinates><heading_deg> is taken out
+/// before these conversions (SensorReader::truth gives X_EB and v_WB_E in that frame).
 
 #include <ignition/math/Quaternion.hh>
 #include <ignition/math/Vector3.hh>

@@ -23,6 +23,7 @@
 #include "kestrel/components/world.h"
 #include "kestrel/sitl/sitl.h"
 #include "sitl/actuator_map.h"
+#include "sitl/autopilot_clock.h"
 #include "sitl/frames.h"
 #include "sitl/mavlink/codec.h"
 #include "sitl/net.h"
@@ -68,9 +69,10 @@ class Px4Bridge final : public System,
       // per exchange (physics steps, systems, the bridge), without the time spent waiting.
       const double per = exchanges_ > 1 ? (cpu_last_ - cpu_first_) / double(exchanges_ - 1) : 0;
       const double own = exchanges_ > 0 ? bridge_cpu_ / double(exchanges_) : 0;
-      fmt::print(stderr, "kestrel: {}: {} lockstep exchanges ({:.1f} us step-thread CPU each, "
-                 "{:.1f} us of it in the bridge), {} stalls, {} bad frames\n", who_, exchanges_,
-                 per * 1e6, own * 1e6, stalls_, bad_frames());
+      fmt::print(stderr,
+                 "kestrel: {}: {} lockstep exchanges ({:.1f} us step-thread CPU each, "
+                 "{:.1f} us of it in the bridge), {} stalls, {} bad frames\n",
+                 who_, exchanges_, per * 1e6, own * 1e6, stalls_, bad_frames());
     }
   }
 
@@ -89,6 +91,8 @@ class Px4Bridge final : public System,
     epv_cm_ = cfg.get_or<double>("gps_epv", 0.4) * 100.0;
     satellites_ = cfg.get_or<int>("gps_satellites", 10);
     const double max_rotor = cfg.get_or<double>("max_rotor_velocity", 1000.0);
+    const double distance_min = cfg.get_or<double>("distance_min", 0.1);
+    const double distance_max = cfg.get_or<double>("distance_max", 40.0);
     const std::string link = cfg.get_or<std::string>("link", "");
     auto positive = [&](double v, const char* name) {
       if (!(v > 0) || !std::isfinite(v)) {
@@ -99,6 +103,14 @@ class Px4Bridge final : public System,
     positive(gps_rate, "gps_rate");
     positive(timeout, "lockstep_timeout");
     positive(max_rotor, "max_rotor_velocity");
+    if (!(distance_min >= 0 && distance_min < distance_max && distance_max <= 655.0)) {
+      throw Error(cfg.where(), fmt::format("{}: expected 0 <= <distance_min> < <distance_max> <= "
+                                           "655 m (DISTANCE_SENSOR carries cm in 16 bits); found "
+                                           "{} and {}",
+                                           who_, distance_min, distance_max));
+    }
+    distance_min_cm_ = distance_min * 100.0;
+    distance_max_cm_ = distance_max * 100.0;
     if (wait_for_px4_ < 0) throw Error(cfg.where(), who_ + ": <wait_for_px4> must be >= 0 s");
     if (satellites_ < 0 || satellites_ > 255) {
       throw Error(cfg.where(), who_ + ": <gps_satellites> must be 0..255");
@@ -111,7 +123,7 @@ class Px4Bridge final : public System,
     map_ = ChannelMap::parse(cfg, ChannelMap::identity(4, max_rotor), 16, max_rotor, who_);
 
     vehicle_ = find_vehicle(reg, entity, link, who_);
-    reader_.bind(reg, vehicle_);
+    reader_.bind(reg, vehicle_, who_);
     const double imu_rate = sensor_rate_of_imu(reg);
     if (imu_rate > 0 && imu_rate < sensor_rate) {
       throw Error(cfg.where(), fmt::format("{}: the model's IMU runs at {} Hz, slower than the "
@@ -123,8 +135,10 @@ class Px4Bridge final : public System,
     if (!vehicle_.stand_ins.empty()) {
       std::string list;
       for (const auto& s : vehicle_.stand_ins) list += (list.empty() ? "" : ", ") + s;
-      fmt::print(stderr, "kestrel: {}: the model has no {} sensor; using noise-free {} at link "
-                 "'{}'\n", who_, list, vehicle_.stand_ins.size() > 1 ? "ones" : "one",
+      fmt::print(stderr,
+                 "kestrel: {}: the model has no {} sensor; using noise-free {} at link "
+                 "'{}'\n",
+                 who_, list, vehicle_.stand_ins.size() > 1 ? "ones" : "one",
                  reg.scoped_name(vehicle_.link));
     }
     listener_ = tcp_listen(address_, port_, who_);
@@ -165,6 +179,11 @@ class Px4Bridge final : public System,
   void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
     if (info.paused || info.dt.count() == 0) return;
     const Duration t = info.sim_time + info.dt;  // the state PostUpdate sees
+    if (t < last_t_) {  // a time-only reset (a full one also calls reset())
+      reset_timers();
+      awaiting_ = false;
+    }
+    last_t_ = t;
     if (!link_.open()) {  // keep the schedule on multiples of the periods while nobody listens
       while (next_sensor_ <= t) next_sensor_ += sensor_period_;
       while (next_gps_ <= t) next_gps_ += gps_period_;
@@ -188,7 +207,16 @@ class Px4Bridge final : public System,
     }
     if (t < next_sensor_) return;
     while (next_sensor_ <= t) next_sensor_ += sensor_period_;
-    const auto time_usec = static_cast<std::uint64_t>(t.count() / 1000);
+    // PX4's clock: sim time, continuing from the last value sent across world resets.
+    const int jumps = clock_.jumps();
+    const auto time_usec = static_cast<std::uint64_t>(clock_.at(t).count() / 1000);
+    if (clock_.jumps() != jumps) {
+      fmt::print(stderr,
+                 "kestrel: WARNING: {}: the world was reset while PX4 is connected; "
+                 "PX4's clock cannot go back, so HIL time_usec continues from {} us (sim time "
+                 "+ {} us) and PX4 sees the vehicle jump to its reset state\n",
+                 who_, time_usec, clock_.offset().count() / 1000);
+    }
     const Truth truth = reader_.truth(reg);
     send_sensor(time_usec, reader_.read(reg, truth));
     send_state(time_usec, truth, reg);
@@ -197,6 +225,9 @@ class Px4Bridge final : public System,
     if ((vehicle_.navsat != ecs::kNullEntity && gnss.fresh) || stand_in_due) {
       send_gps(time_usec, gnss);
       while (next_gps_ <= t) next_gps_ += gps_period_;
+    }
+    if (const RangeSample range = reader_.read_range(reg, truth); range.fresh) {
+      send_distance(time_usec, range);
     }
     if (lockstep_ && lockstep_active_) {
       awaiting_ = true;
@@ -265,7 +296,7 @@ class Px4Bridge final : public System,
   void send_state(std::uint64_t time_usec, const Truth& t, const ecs::Registry& reg) {
     mav::HilStateQuaternion m;
     m.time_usec = time_usec;
-    const Quaterniond q = enu_flu_to_ned_frd(t.X_WB.Rot());
+    const Quaterniond q = enu_flu_to_ned_frd(t.X_EB.Rot());
     m.attitude_quaternion = {static_cast<float>(q.W()), static_cast<float>(q.X()),
                              static_cast<float>(q.Y()), static_cast<float>(q.Z())};
     const Vector3d w = flu_to_frd(t.w_WB_B);
@@ -275,7 +306,7 @@ class Px4Bridge final : public System,
     m.lat = saturate<std::int32_t>(t.latitude_deg * 1e7);
     m.lon = saturate<std::int32_t>(t.longitude_deg * 1e7);
     m.alt = saturate<std::int32_t>(t.altitude * 1000.0);
-    const Vector3d v = enu_to_ned(t.v_WB_W) * 100.0;  // cm/s
+    const Vector3d v = enu_to_ned(t.v_WB_E) * 100.0;  // cm/s
     m.vx = saturate<std::int16_t>(v.X());
     m.vy = saturate<std::int16_t>(v.Y());
     m.vz = saturate<std::int16_t>(v.Z());
@@ -312,22 +343,41 @@ class Px4Bridge final : public System,
     send(m);
   }
 
+  // The model's altimeter as a downward rangefinder, at the altimeter's rate.
+  void send_distance(std::uint64_t time_usec, const RangeSample& r) {
+    mav::DistanceSensor m;
+    m.time_boot_ms = static_cast<std::uint32_t>(time_usec / 1000);
+    m.min_distance = saturate<std::uint16_t>(distance_min_cm_);
+    m.max_distance = saturate<std::uint16_t>(distance_max_cm_);
+    // Beyond the range (or tilted away from the ground): PX4 treats values outside
+    // [min_distance, max_distance] as invalid.
+    const double cm = std::isfinite(r.distance) ? r.distance * 100.0 : 65535.0;
+    m.current_distance = saturate<std::uint16_t>(cm);
+    m.type = mav::mav_distance_sensor::kLaser;
+    m.orientation = 25;  // MAV_SENSOR_ROTATION_PITCH_270: facing down
+    // Variance in cm², 255 = unknown (never the case: a noise-free altimeter has 0).
+    m.covariance = saturate<std::uint8_t>(std::min(254.0, r.variance * 1e4));
+    send(m);
+  }
+
   // ---- network --------------------------------------------------------------------------
 
   void wait_for_connection() {
     fmt::print(stderr, "kestrel: {}: waiting up to {:.1f} s for PX4 on {}:{}\n", who_,
                wait_for_px4_, address_, port_);
-    const auto deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(wait_for_px4_));
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(wait_for_px4_));
     while (!link_.open() && Clock::now() < deadline) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       wait_readable(listener_.get(), static_cast<int>(std::max<long>(1, left.count())));
       accept_pending();
     }
     if (!link_.open()) {
-      fmt::print(stderr, "kestrel: WARNING: {}: PX4 did not connect within {:.1f} s; running "
-                 "without it (rotors at zero) and still listening\n", who_, wait_for_px4_);
+      fmt::print(stderr,
+                 "kestrel: WARNING: {}: PX4 did not connect within {:.1f} s; running "
+                 "without it (rotors at zero) and still listening\n",
+                 who_, wait_for_px4_);
     }
   }
 
@@ -348,8 +398,10 @@ class Px4Bridge final : public System,
 
   void lost(const char* why) {
     link_.close();
-    fmt::print(stderr, "kestrel: WARNING: {}: PX4 disconnected ({}); rotors set to zero, waiting "
-               "for a reconnect on {}:{}\n", who_, why, address_, port_);
+    fmt::print(stderr,
+               "kestrel: WARNING: {}: PX4 disconnected ({}); rotors set to zero, waiting "
+               "for a reconnect on {}:{}\n",
+               who_, why, address_, port_);
     have_controls_ = false;
     lockstep_active_ = false;
     awaiting_ = false;
@@ -368,7 +420,8 @@ class Px4Bridge final : public System,
         return;
       }
       if (n == 0) return;
-      parser_.feed(rx_.data(), static_cast<std::size_t>(n), [&](const mav::Frame& f) { handle(f); });
+      parser_.feed(rx_.data(), static_cast<std::size_t>(n),
+                   [&](const mav::Frame& f) { handle(f); });
       if (static_cast<std::size_t>(n) < rx_.size()) return;
     }
   }
@@ -382,7 +435,8 @@ class Px4Bridge final : public System,
         stalled_ = true;
         lockstep_active_ = false;
         awaiting_ = false;
-        fmt::print(stderr, "kestrel: WARNING: {}: PX4 did not answer HIL_SENSOR within {:.3f} s "
+        fmt::print(stderr,
+                   "kestrel: WARNING: {}: PX4 did not answer HIL_SENSOR within {:.3f} s "
                    "(wall clock); rotors set to zero and the world runs on without waiting "
                    "until PX4 answers again\n",
                    who_, std::chrono::duration<double>(timeout_).count());
@@ -434,11 +488,14 @@ class Px4Bridge final : public System,
   Clock::duration timeout_{};
   double wait_for_px4_ = 0;
   double eph_cm_ = 30, epv_cm_ = 40;
+  double distance_min_cm_ = 10, distance_max_cm_ = 4000;
   int satellites_ = 10;
   Duration sensor_period_{4'000'000}, gps_period_{100'000'000};
   ChannelMap map_;
   Vehicle vehicle_;
   SensorReader reader_;
+  AutopilotClock clock_;  // PX4's clock (time_usec)
+  Duration last_t_{0};    // sim time of the previous PostUpdate
 
   // Network and lockstep state.
   Fd listener_;
@@ -451,8 +508,8 @@ class Px4Bridge final : public System,
   bool connected_once_ = false;
   bool have_controls_ = false;
   bool armed_ = false;
-  bool lockstep_active_ = false;  // PX4 answered on this connection and has not stalled
-  bool awaiting_ = false;         // a HIL_SENSOR waits for its HIL_ACTUATOR_CONTROLS
+  bool lockstep_active_ = false;    // PX4 answered on this connection and has not stalled
+  bool awaiting_ = false;           // a HIL_SENSOR waits for its HIL_ACTUATOR_CONTROLS
   std::uint64_t awaited_usec_ = 0;  // time_usec of that HIL_SENSOR
   bool stalled_ = false;
   std::array<double, 16> controls_{};

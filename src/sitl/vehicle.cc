@@ -1,18 +1,26 @@
 #include "sitl/vehicle.h"
 
+#include <fmt/core.h>
+
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
 #include "kestrel/core/error.h"
+#include "kestrel/sensors/environment.h"
 
 namespace kestrel::sitl {
 namespace {
 
 constexpr double kGasConstant = 287.053;  // specific gas constant of dry air [J/(kg·K)]
 constexpr double kG0 = 9.80665;           // standard gravity in the barometric formula [m/s²]
+// The WMM changes by a few nT per km: re-evaluating it every 100 m keeps the stand-in within
+// ~1 nT of the model without evaluating degree-12 harmonics at every sample.
+constexpr double kFieldRefresh = 100.0;  // [m]
 
 ecs::Entity find_world(const ecs::Registry& reg, ecs::Entity e) {
   while (e != ecs::kNullEntity && !reg.has<components::World>(e)) e = reg.parent(e);
@@ -53,7 +61,8 @@ Vehicle find_vehicle(const ecs::Registry& reg, ecs::Entity model, const std::str
     if (v.link == ecs::kNullEntity) {
       std::string names;
       for (ecs::Entity l : links) names += (names.empty() ? "" : ", ") + name_of(reg, l);
-      throw Error(v.name, who + ": <link> '" + link_name + "' is not a link of the model (its links: " +
+      throw Error(v.name, who + ": <link> '" + link_name +
+                              "' is not a link of the model (its links: " +
                               (names.empty() ? "none" : names) + ")");
     }
   } else {
@@ -75,6 +84,7 @@ Vehicle find_vehicle(const ecs::Registry& reg, ecs::Entity model, const std::str
     if (s->type == "air_pressure") pick(v.air_pressure);
     if (s->type == "navsat" || s->type == "gps") pick(v.navsat);
     if (s->type == "air_speed") pick(v.air_speed);
+    if (s->type == "altimeter") pick(v.altimeter);
   }
   if (v.imu == ecs::kNullEntity) v.stand_ins.push_back("imu");
   if (v.magnetometer == ecs::kNullEntity) v.stand_ins.push_back("magnetometer");
@@ -104,29 +114,69 @@ double altitude_of_pressure(double p, double p0, double t0, double lapse) {
   return t0 / lapse * (std::pow(p / p0, -lapse * kGasConstant / kG0) - 1.0);
 }
 
-void SensorReader::bind(const ecs::Registry& reg, const Vehicle& v) {
+bool magnetic_fields_disagree(const Vector3d& world_field, const Vector3d& wmm_field,
+                              std::string& why) {
+  const double a = world_field.Length(), b = wmm_field.Length();
+  const double cos_angle = a > 0 && b > 0 ? world_field.Dot(wmm_field) / (a * b) : -1.0;
+  const double angle_deg = std::acos(std::clamp(cos_angle, -1.0, 1.0)) * 180.0 / M_PI;
+  const double strength = b > 0 ? std::abs(a - b) / b : 1.0;
+  why = fmt::format("differs by {:.1f} deg in direction and {:.0f} % in strength from", angle_deg,
+                    strength * 100.0);
+  return angle_deg > kMagneticNoteAngleDeg || strength > kMagneticNoteStrength;
+}
+
+void SensorReader::bind(const ecs::Registry& reg, const Vehicle& v, const std::string& who) {
   v_ = &v;
   if (const auto* g = reg.try_get<components::Gravity>(v.world)) gravity_ = g->value;
-  if (const auto* m = reg.try_get<components::MagneticField>(v.world)) field_ = m->value;
-  else field_ = components::MagneticField{}.value;
+  const auto* m = reg.try_get<components::MagneticField>(v.world);
+  const Vector3d world_field = m ? m->value : components::MagneticField{}.value;
+  field_W_ = world_field;
   if (const auto* a = reg.try_get<components::Atmosphere>(v.world)) {
     p0_ = a->pressure;
     t0_ = a->temperature;
     lapse_ = a->temperature_gradient;
   }
-  components::SphericalCoordinates sc;
-  if (const auto* s = reg.try_get<components::SphericalCoordinates>(v.world)) sc = *s;
+  const auto* sc_in = reg.try_get<components::SphericalCoordinates>(v.world);
+  const components::SphericalCoordinates sc = sc_in ? *sc_in : components::SphericalCoordinates{};
   elevation_ = sc.elevation;
+  q_EW_ = sensors::world_to_enu(sc);
+  // Positions are rotated into E before the conversion, so the geodetic frame has no heading.
   geo_.emplace(ignition::math::SphericalCoordinates::EARTH_WGS84,
                ignition::math::Angle(sc.latitude_deg * M_PI / 180.0),
                ignition::math::Angle(sc.longitude_deg * M_PI / 180.0), sc.elevation,
-               ignition::math::Angle(sc.heading_deg * M_PI / 180.0));
+               ignition::math::Angle(0.0));
+  use_wmm_ = sc_in != nullptr;
+  if (use_wmm_ && v.magnetometer == ecs::kNullEntity && !who.empty()) {
+    const Vector3d wmm_W = q_EW_.RotateVectorReverse(
+        sensors::wmm_model(sc.latitude_deg, sc.longitude_deg, sc.elevation).enu());
+    std::string why;
+    if (magnetic_fields_disagree(world_field, wmm_W, why)) {
+      fmt::print(stderr,
+                 "kestrel: {}: the world's <magnetic_field> ({:.3g} {:.3g} {:.3g} T) {} "
+                 "the World Magnetic Model at <spherical_coordinates> ({:.3g} {:.3g} {:.3g} T); "
+                 "the magnetometer stand-in uses the WMM\n",
+                 who, world_field.X(), world_field.Y(), world_field.Z(), why, wmm_W.X(), wmm_W.Y(),
+                 wmm_W.Z());
+    }
+  }
   q_BS_imu_ = rotation_of(reg, v.imu);
   q_BS_mag_ = rotation_of(reg, v.magnetometer);
   reset();
 }
 
-void SensorReader::reset() { seen_imu_ = seen_mag_ = seen_baro_ = seen_gnss_ = seen_air_ = 0; }
+void SensorReader::update_field(const Truth& t) {
+  if (!use_wmm_) return;  // the world's <magnetic_field>, as bound
+  if (field_valid_ && (t.X_EB.Pos() - field_at_E_).Length() <= kFieldRefresh) return;
+  const Vector3d b_E = sensors::wmm_model(t.latitude_deg, t.longitude_deg, t.altitude).enu();
+  field_W_ = q_EW_.RotateVectorReverse(b_E);
+  field_at_E_ = t.X_EB.Pos();
+  field_valid_ = true;
+}
+
+void SensorReader::reset() {
+  seen_imu_ = seen_mag_ = seen_baro_ = seen_gnss_ = seen_air_ = seen_range_ = 0;
+  field_valid_ = false;  // a reset run evaluates the field where a fresh run would
+}
 
 Truth SensorReader::truth(const ecs::Registry& reg) const {
   Truth t;
@@ -137,9 +187,11 @@ Truth SensorReader::truth(const ecs::Registry& reg) const {
   Vector3d a_B;  // kinematic acceleration, body
   if (const auto* a = reg.try_get<components::LinearAcceleration>(l)) a_B = a->value;
   t.specific_force_B = a_B - t.X_WB.Rot().RotateVectorReverse(gravity_);
-  const Vector3d geo = geo_->PositionTransform(t.X_WB.Pos(),
-                                               ignition::math::SphericalCoordinates::LOCAL2,
-                                               ignition::math::SphericalCoordinates::SPHERICAL);
+  t.X_EB = Pose3d(q_EW_.RotateVector(t.X_WB.Pos()), q_EW_ * t.X_WB.Rot());
+  t.v_WB_E = q_EW_.RotateVector(t.v_WB_W);
+  const Vector3d geo =
+      geo_->PositionTransform(t.X_EB.Pos(), ignition::math::SphericalCoordinates::LOCAL2,
+                              ignition::math::SphericalCoordinates::SPHERICAL);
   t.latitude_deg = geo.X() * 180.0 / M_PI;
   t.longitude_deg = geo.Y() * 180.0 / M_PI;
   t.altitude = geo.Z();
@@ -148,8 +200,8 @@ Truth SensorReader::truth(const ecs::Registry& reg) const {
 
 SensorSample SensorReader::read(const ecs::Registry& reg, const Truth& t) {
   SensorSample s;
-  const auto* imu = v_->imu != ecs::kNullEntity ? reg.try_get<components::ImuReading>(v_->imu)
-                                                : nullptr;
+  const auto* imu =
+      v_->imu != ecs::kNullEntity ? reg.try_get<components::ImuReading>(v_->imu) : nullptr;
   if (imu && imu->sequence > 0) {
     s.accel = q_BS_imu_.RotateVector(imu->linear_acceleration);
     s.gyro = q_BS_imu_.RotateVector(imu->angular_velocity);
@@ -168,7 +220,8 @@ SensorSample SensorReader::read(const ecs::Registry& reg, const Truth& t) {
     s.mag_new = mag->sequence != seen_mag_;
     seen_mag_ = mag->sequence;
   } else if (v_->magnetometer == ecs::kNullEntity) {
-    s.mag = t.X_WB.Rot().RotateVectorReverse(field_);
+    update_field(t);
+    s.mag = t.X_WB.Rot().RotateVectorReverse(field_W_);
     s.mag_new = true;
   }
   const double h_true = t.X_WB.Pos().Z() + elevation_;
@@ -198,6 +251,21 @@ SensorSample SensorReader::read(const ecs::Registry& reg, const Truth& t) {
   return s;
 }
 
+RangeSample SensorReader::read_range(const ecs::Registry& reg, const Truth& t) {
+  RangeSample r;
+  if (v_->altimeter == ecs::kNullEntity) return r;
+  const auto* a = reg.try_get<components::AltimeterReading>(v_->altimeter);
+  if (!a || a->sequence == 0) return r;
+  // Cosine of the tilt: the body's up axis against the world's.
+  const double cos_tilt = t.X_WB.Rot().RotateVector(Vector3d::UnitZ).Z();
+  const double height = a->vertical_reference + a->vertical_position;
+  r.distance = cos_tilt > 0.1 ? height / cos_tilt : std::numeric_limits<double>::infinity();
+  r.variance = a->vertical_position_variance;
+  r.fresh = a->sequence != seen_range_;
+  seen_range_ = a->sequence;
+  return r;
+}
+
 GnssSample SensorReader::read_gnss(const ecs::Registry& reg, const Truth& t) {
   GnssSample g;
   if (v_->navsat != ecs::kNullEntity) {
@@ -214,7 +282,7 @@ GnssSample SensorReader::read_gnss(const ecs::Registry& reg, const Truth& t) {
   g.latitude_deg = t.latitude_deg;
   g.longitude_deg = t.longitude_deg;
   g.altitude = t.altitude;
-  g.velocity_enu = t.v_WB_W;
+  g.velocity_enu = t.v_WB_E;
   g.fresh = true;
   return g;
 }

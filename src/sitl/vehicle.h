@@ -4,14 +4,13 @@
 // its ground truth. Everything here is in Kestrel's frames (world ENU, body FLU) and SI units;
 // conversion to NED/FRD happens in frames.h, in the message builders.
 
-#include <optional>
-#include <string>
-#include <vector>
-
 #include <ignition/math/Pose3.hh>
 #include <ignition/math/Quaternion.hh>
 #include <ignition/math/SphericalCoordinates.hh>
 #include <ignition/math/Vector3.hh>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "kestrel/core/time.h"
 #include "kestrel/ecs/registry.h"
@@ -34,6 +33,7 @@ struct Vehicle {
   ecs::Entity air_pressure = ecs::kNullEntity;
   ecs::Entity navsat = ecs::kNullEntity;
   ecs::Entity air_speed = ecs::kNullEntity;
+  ecs::Entity altimeter = ecs::kNullEntity;  ///< optional: no stand-in (DISTANCE_SENSOR source)
   /// Names of the stand-ins in use ("imu", "magnetometer", ...), for the one-line note.
   std::vector<std::string> stand_ins;
 };
@@ -69,17 +69,32 @@ struct SensorSample {
 struct GnssSample {
   double latitude_deg = 0;
   double longitude_deg = 0;
-  double altitude = 0;   ///< above the ellipsoid [m]
+  double altitude = 0;    ///< above the ellipsoid [m]
   Vector3d velocity_enu;  ///< [m/s]
   bool fresh = false;     ///< a new sample since the previous read_gnss
 };
 
-/// Ground truth of the base link.
+/// The model's altimeter read as a downward rangefinder over flat ground at world z = 0: the
+/// sensor's height (AltimeterReading: vertical_reference + vertical_position, its noise
+/// included) divided by the cosine of the base link's tilt, as a beam along the body's down
+/// axis would measure it.
+struct RangeSample {
+  double distance = 0;  ///< along the body down axis [m]; +inf when tilted more than ~84°
+  double variance = 0;  ///< of the altimeter's position noise [m²]
+  bool fresh = false;   ///< a new sample since the previous read_range
+};
+
+/// Ground truth of the base link. The world frame W is Kestrel's (x, y, z as the world file
+/// writes them); E is the local east-north-up frame at the world origin, which differs from W
+/// by the world's heading (<spherical_coordinates><heading_deg>, sensors::world_to_enu). The
+/// autopilots' NED is E with axes swapped, so everything sent to them starts from the E values.
 struct Truth {
-  Pose3d X_WB;               ///< pose of the base link in the world (ENU)
-  Vector3d v_WB_W;           ///< velocity of the base link origin, world ENU [m/s]
-  Vector3d w_WB_B;           ///< angular velocity, body FLU [rad/s]
-  Vector3d specific_force_B;  ///< a − g, body FLU [m/s²]
+  Pose3d X_WB;      ///< pose of the base link in the world frame W
+  Vector3d v_WB_W;  ///< velocity of the base link origin, expressed in W [m/s]
+  Pose3d X_EB;      ///< pose of the base link in E: position [m] from the origin, q_ENU_FLU
+  Vector3d v_WB_E;  ///< velocity of the base link origin, expressed in E [m/s]
+  Vector3d w_WB_B;  ///< angular velocity, body FLU [rad/s]
+  Vector3d specific_force_B;                                 ///< a − g, body FLU [m/s²]
   double latitude_deg = 0, longitude_deg = 0, altitude = 0;  ///< of the base link origin
 };
 
@@ -87,7 +102,12 @@ struct Truth {
 class SensorReader {
  public:
   SensorReader() = default;
-  void bind(const ecs::Registry& reg, const Vehicle& v);
+  /// Binds to a vehicle and reads the world's environment. With <spherical_coordinates> the
+  /// magnetometer stand-in uses the World Magnetic Model at the vehicle's position (PX4
+  /// checks the field against it); `who` names the bridge in the one-line note printed when
+  /// the world's <magnetic_field> disagrees with the WMM at the origin (kMagneticNoteAngleDeg,
+  /// kMagneticNoteStrength).
+  void bind(const ecs::Registry& reg, const Vehicle& v, const std::string& who);
   /// The vehicle's truth now.
   Truth truth(const ecs::Registry& reg) const;
   /// The sensor values now (stand-ins computed from `truth`).
@@ -95,18 +115,39 @@ class SensorReader {
   /// The GNSS value now: the model's sensor if it has one (fresh when its sequence advanced),
   /// else the truth (fresh every call).
   GnssSample read_gnss(const ecs::Registry& reg, const Truth& truth);
+  /// The model's altimeter as a rangefinder (fresh = false when it has none or no new sample).
+  RangeSample read_range(const ecs::Registry& reg, const Truth& truth);
   /// Forget seen sequences (reset).
   void reset();
 
  private:
   const Vehicle* v_ = nullptr;
+  // The stand-in magnetometer's field, world frame [T]: the world's <magnetic_field>, or the
+  // WMM evaluated at field_at_E_ (re-evaluated once the vehicle is kFieldRefresh away).
+  void update_field(const Truth& t);
   Vector3d gravity_{0, 0, -9.8};
-  Vector3d field_;
+  Vector3d field_W_;
+  bool use_wmm_ = false;
+  Vector3d field_at_E_;
+  bool field_valid_ = false;
+  Quaterniond q_EW_;  // world frame W → local ENU at the origin (heading)
   double p0_ = 101325, t0_ = 288.15, lapse_ = -0.0065, elevation_ = 0;
   std::optional<ignition::math::SphericalCoordinates> geo_;
   Quaterniond q_BS_imu_, q_BS_mag_;  // sensor orientation in the base link
-  std::uint64_t seen_imu_ = 0, seen_mag_ = 0, seen_baro_ = 0, seen_gnss_ = 0, seen_air_ = 0;
+  std::uint64_t seen_imu_ = 0, seen_mag_ = 0, seen_baro_ = 0, seen_gnss_ = 0, seen_air_ = 0,
+                seen_range_ = 0;
 };
+
+/// The world's <magnetic_field> "disagrees" with the WMM at the origin (one-line note) when the
+/// angle between them exceeds this [deg] ...
+inline constexpr double kMagneticNoteAngleDeg = 5.0;
+/// ... or their strengths differ by more than this fraction of the WMM's.
+inline constexpr double kMagneticNoteStrength = 0.1;
+
+/// Whether `world_field` [T, world frame] disagrees with `wmm_field` [T, world frame] by the
+/// thresholds above; `why` receives a description of the difference.
+bool magnetic_fields_disagree(const Vector3d& world_field, const Vector3d& wmm_field,
+                              std::string& why);
 
 /// Pressure [Pa] and temperature [K] at altitude h [m] in an atmosphere with sea-level values
 /// p0, t0 and lapse rate [K/m] (the standard barometric formula).

@@ -83,6 +83,7 @@ struct AltimeterReading {
   double vertical_position = 0;   ///< world z of the sensor minus vertical_reference [m], noisy
   double vertical_velocity = 0;   ///< world-frame up velocity of the sensor origin [m/s], noisy
   double vertical_reference = 0;  ///< world z of the sensor when the run started [m]
+  double vertical_position_variance = 0;  ///< variance of the vertical_position noise [m²]
 };
 
 /// GNSS sample (SDF type "navsat" or "gps"; ignition::msgs::NavSat).

@@ -39,6 +39,7 @@ class Altimeter final : public SensorSystem<AltInstance> {
     r.set<c::SensorTopic>(ctx.entity, {resolve_topic(r, ctx.entity, *ctx.sensor, "altimeter")});
     c::AltimeterReading reading;
     reading.vertical_reference = inst.reference;
+    reading.vertical_position_variance = inst.position.variance();
     r.set<c::AltimeterReading>(ctx.entity, reading);
     return inst;
   }
