@@ -5,6 +5,7 @@
 #include <ignition/msgs/battery_state.pb.h>
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/double.pb.h>
+#include <ignition/msgs/stringmsg.pb.h>
 #include <ignition/msgs/twist.pb.h>
 
 #include <mutex>
@@ -86,7 +87,9 @@ struct Bridges::Impl {
   void scan(const ecs::Registry& r) {
     const std::size_t n = r.count<c::ActuatorCommandTopic>() + r.count<c::TwistCommandTopic>() +
                           r.count<c::VelocityControlEnableTopic>() +
-                          r.count<c::RotorVelocityTopic>() + r.count<c::BatteryTopic>();
+                          r.count<c::RotorVelocityTopic>() + r.count<c::BatteryTopic>() +
+                          r.count<c::MissionCommandTopic>() + r.count<c::FaultCommandTopic>() +
+                          r.count<c::BatteryRechargeTopic>();
     if (n == topic_count) return;
     topic_count = n;
     r.each<c::ActuatorCommandTopic>([&](ecs::Entity e, const c::ActuatorCommandTopic& t) {
@@ -108,6 +111,23 @@ struct Bridges::Impl {
                                               const c::VelocityControlEnableTopic& t) {
       subscribe<msgs::Boolean, c::VelocityControlEnable>(
           e, t.topic, [](const msgs::Boolean& m) { return c::VelocityControlEnable{m.data()}; });
+    });
+    // Missions and faults as text (the SDF syntax); the systems parse and validate them.
+    r.each<c::MissionCommandTopic>([&](ecs::Entity e, const c::MissionCommandTopic& t) {
+      subscribe<msgs::StringMsg, c::MissionCommand>(e, t.topic, [topic = t.topic](const auto& m) {
+        return c::MissionCommand{m.data(), "topic " + topic};
+      });
+    });
+    r.each<c::FaultCommandTopic>([&](ecs::Entity e, const c::FaultCommandTopic& t) {
+      subscribe<msgs::StringMsg, c::FaultCommand>(e, t.topic, [topic = t.topic](const auto& m) {
+        return c::FaultCommand{m.data(), "topic " + topic};
+      });
+    });
+    r.each<c::BatteryRechargeTopic>([&](ecs::Entity e, const c::BatteryRechargeTopic& t) {
+      for (const bool on : {true, false}) {
+        subscribe<msgs::Boolean, c::BatteryRecharge>(
+            e, on ? t.start : t.stop, [on](const msgs::Boolean&) { return c::BatteryRecharge{on}; });
+      }
     });
     // Publishers are created on first use in post_update.
   }

@@ -3,6 +3,9 @@
 //   in:  ignition::msgs::Actuators on ActuatorCommandTopic  -> ActuatorCommands
 //        ignition::msgs::Twist     on TwistCommandTopic     -> TwistCommand
 //        ignition::msgs::Boolean   on VelocityControlEnableTopic -> VelocityControlEnable
+//        ignition::msgs::StringMsg on MissionCommandTopic   -> MissionCommand (mission text)
+//        ignition::msgs::StringMsg on FaultCommandTopic     -> FaultCommand (fault text)
+//        ignition::msgs::Boolean   on BatteryRechargeTopic start/stop -> BatteryRecharge
 //   out: RotorVelocities -> ignition::msgs::Actuators on RotorVelocityTopic (+ per rotor Double)
 //        Battery         -> ignition::msgs::BatteryState on BatteryTopic
 // Incoming messages are applied at the next step boundary (Runner::post), so a run is

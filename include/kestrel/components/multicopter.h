@@ -122,6 +122,21 @@ struct BatteryTopic {
   std::string topic;
 };
 
+/// Whether the battery is being recharged (Gazebo's `enable_recharge`), on the model entity.
+/// Written by transport from ignition::msgs::Boolean on BatteryRechargeTopic (any message on
+/// `start` sets true, on `stop` false); read by LinearBattery, which adds a charging current
+/// capacity / charging_time until the battery is full.
+struct BatteryRecharge {
+  bool charging = false;
+};
+
+/// The recharge topics, set by LinearBattery when `enable_recharge` is true:
+/// "/model/<model>/battery/<battery_name>/recharge/start" and ".../recharge/stop".
+struct BatteryRechargeTopic {
+  std::string start;
+  std::string stop;
+};
+
 // ---- mission (on the model entity) --------------------------------------------------------------
 
 enum class MissionPhase : std::uint8_t {
@@ -176,6 +191,22 @@ struct MissionStateTopic {
   std::string topic;
 };
 
+/// A mission sent at run time (ignition::msgs::StringMsg on MissionCommandTopic), on the model
+/// entity. `text`: the mission items in the SDF plugin's syntax, e.g.
+/// `<takeoff altitude="5"/><waypoint>10 0 5</waypoint><land/>` (optionally wrapped in
+/// `<mission>...</mission>`). MulticopterMission consumes it at its next PreUpdate: a valid
+/// mission replaces the current one (flown from the vehicle's current state); an invalid one is
+/// rejected with one error log line and changes nothing. Either way the text is cleared.
+struct MissionCommand {
+  std::string text;
+  std::string source;  ///< where it came from, for messages ("topic /model/x3/mission")
+};
+
+/// "/model/<model>/mission": transport subscribes ignition::msgs::StringMsg into MissionCommand.
+struct MissionCommandTopic {
+  std::string topic;
+};
+
 // ---- faults -------------------------------------------------------------------------------------
 
 /// Injected sensor fault, on a sensor entity. Every sensor system honours it:
@@ -204,6 +235,22 @@ struct FaultEvent {
 /// Every fault applied so far, in order (on the world entity).
 struct FaultLog {
   std::vector<FaultEvent> events;
+};
+
+/// Faults commanded at run time (ignition::msgs::StringMsg on FaultCommandTopic), on the world
+/// entity. `text`: one or more `<fault .../>` elements in the SDF schedule's syntax
+/// (src/systems/fault_injection/README.md); `time` is optional (absent or in the past: applied
+/// at the next step). FaultInjection consumes it at its next PreUpdate; a command with any
+/// invalid fault (unknown type, model, sensor or rotor) is rejected whole with one error log
+/// line. Either way the text is cleared.
+struct FaultCommand {
+  std::string text;
+  std::string source;  ///< where it came from, for messages ("topic /world/w/fault")
+};
+
+/// "/world/<world>/fault": transport subscribes ignition::msgs::StringMsg into FaultCommand.
+struct FaultCommandTopic {
+  std::string topic;
 };
 
 }  // namespace kestrel::components

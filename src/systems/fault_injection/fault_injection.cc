@@ -44,15 +44,18 @@ class FaultInjection final : public System,
     if (!r.has<c::World>(world_)) {
       throw Error(config.where(), "FaultInjection must be declared in the <world>");
     }
-    for (const Element* f : config.children("fault")) faults_.push_back(parse(*f, r));
+    for (const Element* f : config.children("fault")) faults_.push_back(parse(*f, r, nullptr));
     reject_unknown_parameters(config, "FaultInjection", "fault");
     std::stable_sort(faults_.begin(), faults_.end(),
                      [](const Fault& a, const Fault& b) { return a.time < b.time; });
+    sdf_faults_ = faults_.size();
     if (!r.has<c::FaultLog>(world_)) r.add<c::FaultLog>(world_);
+    r.set(world_, c::FaultCommandTopic{"/world/" + r.get<c::Name>(world_).value + "/fault"});
     reset({}, r);
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override {
+    faults_.resize(sdf_faults_);  // faults commanded at run time belong to that run only
     events_.clear();
     for (std::size_t i = 0; i < faults_.size(); ++i) {
       events_.push_back({faults_[i].time, i, false});
@@ -67,6 +70,10 @@ class FaultInjection final : public System,
 
   void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
     if (info.paused) return;
+    if (auto* cmd = r.try_get<c::FaultCommand>(world_); cmd && !cmd->text.empty()) {
+      command(*cmd, r, info.sim_time);
+      cmd->text.clear();
+    }
     while (next_ < events_.size() && events_[next_].time <= info.sim_time) {
       const Event& ev = events_[next_++];
       Fault& f = faults_[ev.fault];
@@ -83,6 +90,39 @@ class FaultInjection final : public System,
     std::size_t fault;
     bool end;
   };
+
+  // Faults commanded at run time: every <fault> is parsed and checked before any is scheduled;
+  // one without a time (or with a past one) is applied now, i.e. in this PreUpdate.
+  void command(const c::FaultCommand& cmd, ecs::Registry& r, Duration now) {
+    const std::string source = cmd.source.empty() ? "fault command" : cmd.source;
+    std::vector<Fault> parsed;
+    try {
+      const auto e = Element::parse("<faults>" + cmd.text + "</faults>", source);
+      for (const Element* f : e->children("fault")) parsed.push_back(parse(*f, r, &now));
+      reject_unknown_parameters(*e, "fault command", "fault");
+      if (parsed.empty()) throw Error(e->where(), "no <fault .../> element in the command");
+    } catch (const Error& err) {
+      spdlog::error("[fault] t={:.3f} s: rejected the faults sent on {} (nothing changed): {}",
+                    to_seconds(now), source, err.what());
+      return;
+    }
+    for (Fault& f : parsed) {
+      const std::size_t i = faults_.size();
+      faults_.push_back(std::move(f));
+      schedule({faults_[i].time, i, false});
+      if (faults_[i].duration > Duration{0}) {
+        schedule({faults_[i].time + faults_[i].duration, i, true});
+      }
+    }
+  }
+
+  // Inserts a future event after every pending event of the same or an earlier time.
+  void schedule(const Event& ev) {
+    const auto at = std::upper_bound(
+        events_.begin() + static_cast<std::ptrdiff_t>(next_), events_.end(), ev,
+        [](const Event& a, const Event& b) { return a.time < b.time; });
+    events_.insert(at, ev);
+  }
 
   ecs::Entity model(const Element& f, ecs::Registry& r) {
     const auto name = attribute_string(f, "model");
@@ -109,13 +149,15 @@ class FaultInjection final : public System,
     return r.add<c::SensorFault>(s);
   }
 
-  Fault parse(const Element& f, ecs::Registry& r) {
+  // One <fault>. `now`: null for the world file's schedule (time required); the current sim time
+  // for a run-time command (time optional, at least now; the target must exist now).
+  Fault parse(const Element& f, ecs::Registry& r, const Duration* now) {
     Fault out;
     out.where = f.where();
-    const double t = attribute_double(f, "time");
+    const double t = now ? attribute_double_or(f, "time", 0.0) : attribute_double(f, "time");
     const double d = attribute_double_or(f, "duration", 0.0);
     if (t < 0 || d < 0) throw Error(f.where(), "<fault> time and duration must be >= 0 [s]");
-    out.time = from_seconds(t);
+    out.time = now ? std::max(*now, from_seconds(t)) : from_seconds(t);
     out.duration = from_seconds(d);
     const auto type = attribute_string(f, "type");
     if (type == "rotor") {
@@ -128,6 +170,15 @@ class FaultInjection final : public System,
                     "efficiency=\"0..1\" (0 = failed)");
       }
       const auto n = static_cast<std::size_t>(idx);
+      if (now) {  // run time: the motor models have said how many rotors there are
+        const auto* rv = r.try_get<c::RotorVelocities>(m);
+        const std::size_t count = rv ? rv->velocity.size() : 0;
+        if (n >= count) {
+          throw Error(f.where(), fmt::format("<fault type=\"rotor\">: model '{}' has no rotor {} "
+                                             "({} rotors)",
+                                             r.scoped_name(m), n, count));
+        }
+      }
       auto set = [m, n](ecs::Registry& reg, double e) {
         auto* rf = reg.try_get<c::RotorFaults>(m);
         if (!rf) rf = &reg.add<c::RotorFaults>(m);
@@ -193,6 +244,10 @@ class FaultInjection final : public System,
                     "the capacity");
       }
       const std::string where = f.where();
+      if (now && !r.has<c::Battery>(m)) {
+        throw Error(where, fmt::format("<fault type=\"battery_drop\">: model '{}' has no battery",
+                                       r.scoped_name(m)));
+      }
       out.description =
           fmt::format("battery of {} dropped to {:.0f} %", r.scoped_name(m), frac * 100);
       out.apply = [m, frac, where](ecs::Registry& reg) {
@@ -212,7 +267,8 @@ class FaultInjection final : public System,
   }
 
   ecs::Entity world_ = ecs::kNullEntity;
-  std::vector<Fault> faults_;
+  std::vector<Fault> faults_;  // the world file's (first sdf_faults_), then run-time commands
+  std::size_t sdf_faults_ = 0;
   std::vector<Event> events_;
   std::size_t next_ = 0;
 };

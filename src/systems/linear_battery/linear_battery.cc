@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "common/plugin_params.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
+#include "kestrel/components/physics.h"
 #include "multicopter_control/multicopter_control.h"
 
 namespace kestrel::systems {
@@ -21,9 +23,13 @@ namespace c = kestrel::components;
 constexpr const char* kParams =
     "battery_name, voltage, open_circuit_voltage_constant_coef, "
     "open_circuit_voltage_linear_coef, initial_charge, capacity, resistance, "
-    "smooth_current_tau, power_load, motor_efficiency, topic";
+    "smooth_current_tau, power_load, motor_efficiency, topic, fix_issue_225, start_on_motion, "
+    "enable_recharge, charging_time, recharge_by_topic";
 
-class LinearBattery final : public System, public ISystemConfigure, public ISystemPreUpdate {
+class LinearBattery final : public System,
+                            public ISystemConfigure,
+                            public ISystemPreUpdate,
+                            public ISystemReset {
  public:
   int priority() const override { return priority::kPrePhysics + 1; }
 
@@ -52,8 +58,38 @@ class LinearBattery final : public System, public ISystemConfigure, public ISyst
       throw Error(config.child("motor_efficiency")->where(),
                   fmt::format("<motor_efficiency> must be in (0, 1], found {}", efficiency_));
     }
-    const auto topic = config.get_or<std::string>(
-        "topic", "/model/" + r.get<c::Name>(model_).value + "/battery/" + name + "/state");
+    const std::string prefix = "/model/" + r.get<c::Name>(model_).value + "/battery/" + name;
+    const auto topic = config.get_or<std::string>("topic", prefix + "/state");
+    // Gazebo's options. fix_issue_225 = true is how Kestrel always drains (q −= i·dt/3600 A·h);
+    // Gazebo's default (false) keeps its old, wrong drain rate, which Kestrel does not reproduce.
+    if (config.has("fix_issue_225") && !config.get<bool>("fix_issue_225")) {
+      throw Error(config.child("fix_issue_225")->where(),
+                  "<fix_issue_225> false asks for Gazebo's wrong drain rate (its issue 225), which "
+                  "Kestrel does not reproduce: remove it or set it to true");
+    }
+    start_on_motion_ = config.get_or<bool>("start_on_motion", false);
+    if (config.get_or<bool>("enable_recharge", false)) {
+      charge_current_ = capacity_ / get_positive(config, "charging_time");  // [A] = A·h / h
+      // Topics, as Gazebo's recharge_by_topic; Kestrel offers no recharge services.
+      (void)config.get_or<bool>("recharge_by_topic", true);
+      r.set(model_, c::BatteryRecharge{});
+      r.set(model_, c::BatteryRechargeTopic{prefix + "/recharge/start", prefix + "/recharge/stop"});
+    } else {
+      for (const char* p : {"charging_time", "recharge_by_topic"}) {
+        if (const Element* e = config.child(p)) {
+          throw Error(e->where(), fmt::format("<{}> needs <enable_recharge>true</enable_recharge>",
+                                              p));
+        }
+      }
+    }
+    for (const char* p : {"soc_threshold", "power_draining_topic", "stop_power_draining_topic"}) {
+      if (const Element* e = config.child(p)) {
+        throw Error(e->where(), fmt::format("LinearBattery: <{}> is not supported by Kestrel "
+                                            "(supported: {})",
+                                            p, kParams));
+      }
+    }
+    reject_duplicates(config);
     reject_unknown_parameters(config, "LinearBattery", kParams);
     name_ = r.scoped_name(model_) + "::" + name;
     c::Battery b;
@@ -63,14 +99,26 @@ class LinearBattery final : public System, public ISystemConfigure, public ISyst
     b.open_circuit_voltage = b.voltage = voltage_at(b.charge);
     b.empty = initial <= 0;
     r.set(model_, b);
+    joints_.clear();
+    for (ecs::Entity e : r.descendants(model_)) {
+      if (r.has<c::Joint>(e)) joints_.push_back(e);
+    }
+    draining_ = !start_on_motion_;
     r.set(model_, c::BatteryTopic{topic});
   }
+
+  void reset(const UpdateInfo&, ecs::Registry&) override { draining_ = !start_on_motion_; }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
     if (info.paused || info.dt <= Duration{0}) return;
     const double dt = to_seconds(info.dt);
     auto& b = r.get<c::Battery>(model_);
-    double power = power_load_;
+    if (!draining_ && moving(r)) {
+      draining_ = true;
+      spdlog::info("[battery] {}: the model moves: draining from t={:.3f} s", name_,
+                   to_seconds(info.sim_time));
+    }
+    double power = draining_ ? power_load_ : 0.0;
     if (const auto* p = r.try_get<c::RotorShaftPower>(model_)) {
       for (double w : p->watts) power += w / efficiency_;
     }
@@ -82,15 +130,17 @@ class LinearBattery final : public System, public ISystemConfigure, public ISyst
       current = disc >= 0 ? (voc - std::sqrt(disc)) / (2 * resistance_) : voc / (2 * resistance_);
     }
     if (b.empty) current = 0;
+    const auto* recharge = r.try_get<c::BatteryRecharge>(model_);
+    if (recharge && recharge->charging && b.charge < capacity_) current -= charge_current_;
     // Smoothed current (first order, tau) drains the charge.
     b.current += (current - b.current) * (1 - std::exp(-dt / tau_));
     const bool was_empty = b.empty;
-    b.charge = std::max(0.0, b.charge - b.current * dt / 3600.0);
+    b.charge = std::clamp(b.charge - b.current * dt / 3600.0, 0.0, capacity_);
     b.percentage = b.charge / capacity_;
     b.open_circuit_voltage = voltage_at(b.charge);
     b.voltage = std::max(0.0, b.open_circuit_voltage - resistance_ * b.current);
     b.power = b.voltage * b.current;
-    b.energy_used += b.power * dt;
+    b.energy_used += std::max(0.0, b.power) * dt;  // drawn, not returned by recharging
     b.empty = b.charge <= 0;
     if (b.empty && !was_empty) {
       spdlog::warn("[battery] {}: empty at t={:.3f} s: motors stop", name_,
@@ -99,12 +149,43 @@ class LinearBattery final : public System, public ISystemConfigure, public ISyst
   }
 
  private:
+  // start_on_motion: any joint of the model turning or sliding.
+  bool moving(const ecs::Registry& r) const {
+    for (ecs::Entity j : joints_) {
+      if (const auto* v = r.try_get<c::JointVelocity>(j)) {
+        for (double x : v->data) {
+          if (std::abs(x) > kMotionThreshold) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // A parameter given twice is ambiguous (Gazebo silently uses the first).
+  static void reject_duplicates(const Element& config) {
+    std::vector<const Element*> seen;
+    for (const auto& ch : config.children()) {
+      for (const Element* s : seen) {
+        if (s->name() == ch->name()) {
+          throw Error(ch->where(), fmt::format("LinearBattery: <{}> is given twice (first at {}); "
+                                               "give it once",
+                                               ch->name(), s->where()));
+        }
+      }
+      seen.push_back(ch.get());
+    }
+  }
+
   double voltage_at(double charge) const { return e0_ + e1_ * (1 - charge / capacity_); }
 
   ecs::Entity model_ = ecs::kNullEntity;
   std::string name_;
+  static constexpr double kMotionThreshold = 1e-3;  // [rad/s or m/s]
   double e0_ = 0, e1_ = 0, capacity_ = 0, resistance_ = 0, tau_ = 1, power_load_ = 0,
          efficiency_ = 0.7;
+  double charge_current_ = 0;  // [A] while recharging
+  bool start_on_motion_ = false, draining_ = true;
+  std::vector<ecs::Entity> joints_;
 };
 
 }  // namespace

@@ -56,7 +56,7 @@ class MulticopterMission final : public System,
     }
     model_ = entity;
     link_ = find_link(r, model_, config.get<std::string>("comLinkName"), config, "comLinkName");
-    start_ = from_seconds(get_positive_or(config, "start_time", 0.0, true));
+    start_ = sdf_start_ = from_seconds(get_positive_or(config, "start_time", 0.0, true));
     cruise_ = get_positive_or(config, "cruise_speed", 2.0);
     vertical_ = get_positive_or(config, "vertical_speed", 1.0);
     accept_ = get_positive_or(config, "acceptance_radius", 0.2);
@@ -64,53 +64,31 @@ class MulticopterMission final : public System,
     max_tilt_ = get_positive_or(config, "max_tilt", 1.2);
     const auto topic = config.get_or<std::string>(
         "topic", "/model/" + r.get<c::Name>(model_).value + "/mission/state");
-    // Items in document order.
-    (void)config.children("takeoff");
-    (void)config.children("waypoint");
-    (void)config.children("hold");
-    (void)config.children("land");
-    int waypoints = 0;
-    for (const auto& ch : config.children()) {
-      const Element& e = *ch;
-      if (e.name() == "takeoff") {
-        const double alt = attribute_double(e, "altitude");
-        if (alt <= 0) throw Error(e.where(), "<takeoff> altitude must be > 0 [m]");
-        items_.push_back({Item::Kind::kTakeoff, {0, 0, alt}, Duration{0}});
-      } else if (e.name() == "waypoint") {
-        const double hold = attribute_double_or(e, "hold", 0.0);
-        if (hold < 0) throw Error(e.where(), "<waypoint> hold must be >= 0 [s]");
-        items_.push_back({Item::Kind::kWaypoint, e.value<Vector3d>(), from_seconds(hold)});
-        ++waypoints;
-      } else if (e.name() == "hold") {
-        const double d = attribute_double(e, "duration");
-        if (d < 0) throw Error(e.where(), "<hold> duration must be >= 0 [s]");
-        items_.push_back({Item::Kind::kHold, {}, from_seconds(d)});
-      } else if (e.name() == "land") {
-        items_.push_back({Item::Kind::kLand, {}, Duration{0}});
-      }
-    }
+    items_ = parse_items(config);
     reject_unknown_parameters(config, "MulticopterMission", kParams);
-    if (items_.empty() || items_.front().kind != Item::Kind::kTakeoff) {
-      throw Error(config.where(),
-                  "MulticopterMission: the first item must be <takeoff "
-                  "altitude=\"...\"/>");
-    }
-    if (items_.back().kind != Item::Kind::kLand) {
-      throw Error(config.where(), "MulticopterMission: the last item must be <land/>");
-    }
+    sdf_items_ = items_;
     name_ = r.scoped_name(model_);
     c::MissionState st;
-    st.waypoint_count = waypoints;
+    st.waypoint_count = waypoint_count(items_);
     r.set(model_, st);
     r.set(model_, c::MissionStateTopic{topic});
+    r.set(model_, c::MissionCommandTopic{"/model/" + r.get<c::Name>(model_).value + "/mission"});
     if (!r.has<c::TwistCommand>(model_)) r.add<c::TwistCommand>(model_);
     if (!r.has<c::VelocityControlEnable>(model_)) r.add<c::VelocityControlEnable>(model_, false);
   }
 
-  void reset(const UpdateInfo&, ecs::Registry&) override { run_ = {}; }
+  void reset(const UpdateInfo&, ecs::Registry&) override {
+    run_ = {};
+    items_ = sdf_items_;
+    start_ = sdf_start_;
+  }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
     if (info.paused || info.dt <= Duration{0}) return;
+    if (auto* cmd = r.try_get<c::MissionCommand>(model_); cmd && !cmd->text.empty()) {
+      replace_mission(*cmd, r, info.sim_time);
+      cmd->text.clear();
+    }
     auto& st = r.get<c::MissionState>(model_);
     if (st.phase == c::MissionPhase::kCompleted || st.phase == c::MissionPhase::kFailed) return;
     const auto* X = r.try_get<c::WorldPose>(link_);
@@ -123,6 +101,7 @@ class MulticopterMission final : public System,
       run_.origin = p;
       run_.yaw = X->value.Rot().Euler().Z();
       run_.leg_start = p;
+      run_.deadline_from = now;
       st.started = now;
       r.get<c::VelocityControlEnable>(model_).value = true;
       begin_item(st, 0, p, now);
@@ -136,13 +115,13 @@ class MulticopterMission final : public System,
                   fmt::format("attitude lost (tilt {:.0f} deg)",
                               std::acos(std::clamp(up.Z(), -1.0, 1.0)) * 180 / M_PI));
     }
-    if (now - st.started > timeout_) {
-      return fail(st, now, fmt::format("timeout after {:.1f} s", to_seconds(timeout_)));
-    }
     if (const auto* b = r.try_get<c::Battery>(model_); b && b->empty) {
       return fail(st, now, "battery empty");
     }
 
+    if (now - run_.deadline_from > timeout_) {
+      return fail(st, now, fmt::format("timeout after {:.1f} s", to_seconds(timeout_)));
+    }
     const Item& item = items_[static_cast<std::size_t>(st.item)];
     Vector3d v_cmd;
     if (item.kind == Item::Kind::kLand) {
@@ -194,6 +173,88 @@ class MulticopterMission final : public System,
   }
 
  private:
+  // The items (takeoff, waypoint, hold, land) among `e`'s children, in document order; the
+  // first must be a takeoff, the last a land. Marks them read.
+  static std::vector<Item> parse_items(const Element& e) {
+    (void)e.children("takeoff");
+    (void)e.children("waypoint");
+    (void)e.children("hold");
+    (void)e.children("land");
+    std::vector<Item> items;
+    for (const auto& ch : e.children()) {
+      const Element& i = *ch;
+      if (i.name() == "takeoff") {
+        const double alt = attribute_double(i, "altitude");
+        if (alt <= 0) throw Error(i.where(), "<takeoff> altitude must be > 0 [m]");
+        items.push_back({Item::Kind::kTakeoff, {0, 0, alt}, Duration{0}});
+      } else if (i.name() == "waypoint") {
+        const double hold = attribute_double_or(i, "hold", 0.0);
+        if (hold < 0) throw Error(i.where(), "<waypoint> hold must be >= 0 [s]");
+        items.push_back({Item::Kind::kWaypoint, i.value<Vector3d>(), from_seconds(hold)});
+      } else if (i.name() == "hold") {
+        const double d = attribute_double(i, "duration");
+        if (d < 0) throw Error(i.where(), "<hold> duration must be >= 0 [s]");
+        items.push_back({Item::Kind::kHold, {}, from_seconds(d)});
+      } else if (i.name() == "land") {
+        items.push_back({Item::Kind::kLand, {}, Duration{0}});
+      }
+    }
+    if (items.empty() || items.front().kind != Item::Kind::kTakeoff) {
+      throw Error(e.where(), "mission: the first item must be <takeoff altitude=\"...\"/>");
+    }
+    if (items.back().kind != Item::Kind::kLand) {
+      throw Error(e.where(), "mission: the last item must be <land/>");
+    }
+    return items;
+  }
+
+  static int waypoint_count(const std::vector<Item>& items) {
+    return static_cast<int>(std::count_if(items.begin(), items.end(), [](const Item& i) {
+      return i.kind == Item::Kind::kWaypoint;
+    }));
+  }
+
+  // A mission sent at run time: parsed and checked entirely before anything changes. In flight
+  // it is flown from the current position (origin kept); otherwise it starts now from here.
+  void replace_mission(const c::MissionCommand& cmd, ecs::Registry& r, Duration now) {
+    std::vector<Item> items;
+    try {
+      std::string_view text = cmd.text;
+      const bool wrapped = text.find("<mission") != std::string_view::npos;
+      const auto e = Element::parse(wrapped ? cmd.text : "<mission>" + cmd.text + "</mission>",
+                                    cmd.source.empty() ? "mission command" : cmd.source);
+      if (e->name() != "mission") {
+        throw Error(e->where(), fmt::format("expected <mission>, found <{}>", e->name()));
+      }
+      items = parse_items(*e);
+      reject_unknown_parameters(*e, "mission command", "takeoff, waypoint, hold, land");
+    } catch (const Error& err) {
+      spdlog::error("[mission] {}: rejected the mission sent on {} (nothing changed): {}", name_,
+                    cmd.source.empty() ? "?" : cmd.source, err.what());
+      return;
+    }
+    auto& st = r.get<c::MissionState>(model_);
+    const bool flying = st.phase != c::MissionPhase::kIdle &&
+                        st.phase != c::MissionPhase::kCompleted &&
+                        st.phase != c::MissionPhase::kFailed;
+    items_ = std::move(items);
+    c::MissionState fresh;
+    fresh.waypoint_count = waypoint_count(items_);
+    if (flying) {
+      const Vector3d p = r.get<c::WorldPose>(link_).value.Pos();
+      fresh.started = st.started;
+      st = fresh;
+      run_.deadline_from = now;
+      begin_item(st, 0, p, now);
+    } else {
+      st = fresh;  // idle: starts at start_time or, if that has passed, at the next step
+      if (now > start_) start_ = now;
+    }
+    spdlog::info("[mission] {}: new mission from {} at t={:.3f} s: {} items, {} waypoints{}",
+                 name_, cmd.source, to_seconds(now), items_.size(), st.waypoint_count,
+                 flying ? " (flown from the current position)" : "");
+  }
+
   // Velocity toward st.target along the leg from run_.leg_start, with cross-track correction.
   Vector3d guide(c::MissionState& st, const Vector3d& p) {
     const Vector3d e = st.target - p;
@@ -229,7 +290,9 @@ class MulticopterMission final : public System,
     switch (it.kind) {
       case Item::Kind::kTakeoff:
         st.phase = c::MissionPhase::kTakeoff;
-        st.target = {run_.origin.X(), run_.origin.Y(), run_.origin.Z() + it.position.Z()};
+        // Straight up (or down) from where the item begins: the take-off point, or the current
+        // position when a mission sent at run time replaces one in flight.
+        st.target = {p.X(), p.Y(), run_.origin.Z() + it.position.Z()};
         run_.leg_start = st.target;  // vertical: no horizontal leg
         break;
       case Item::Kind::kWaypoint:
@@ -263,13 +326,13 @@ class MulticopterMission final : public System,
 
   ecs::Entity model_ = ecs::kNullEntity, link_ = ecs::kNullEntity;
   std::string name_;
-  Duration start_{0}, timeout_{0};
+  Duration start_{0}, sdf_start_{0}, timeout_{0};
   double cruise_ = 0, vertical_ = 0, accept_ = 0, max_tilt_ = 0;
-  std::vector<Item> items_;
+  std::vector<Item> items_, sdf_items_;  // current mission; the world file's (restored by reset)
   struct Run {
     Vector3d origin, leg_start;
     double yaw = 0;
-    Duration phase_started{0}, hold{0}, landed_since{-1};
+    Duration phase_started{0}, hold{0}, landed_since{-1}, deadline_from{0};
   } run_;
 };
 

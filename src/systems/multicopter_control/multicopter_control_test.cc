@@ -34,6 +34,16 @@ constexpr const char* kSquareMission = R"(
         <land/>
       </plugin>)";
 
+// A quadcopter on the ground with kSquareMission.
+std::string square_mission_world() {
+  QuadOptions o;
+  o.z = 0.06;
+  o.ground = true;
+  o.velocity_control = true;
+  o.model_extra = kSquareMission;
+  return testing::quad_world(o);
+}
+
 TEST(MulticopterVelocityControl, FollowsAStepInVxWithin10PercentAfter2s) {
   QuadOptions o;
   o.z = 5;
@@ -105,12 +115,7 @@ TEST(MulticopterVelocityControl, MissingParametersAreErrors) {
 }
 
 TEST(MulticopterMission, FliesTheSquareAndLandsWithTrackingErrorUnderHalfAMetre) {
-  QuadOptions o;
-  o.z = 0.06;
-  o.ground = true;
-  o.velocity_control = true;
-  o.model_extra = kSquareMission;
-  LoadedWorld w(testing::quad_world(o));
+  LoadedWorld w(square_mission_world());
   const auto model = w.find("w::quad");
   const auto base = w.find("w::quad::base_link");
   const auto& st = w.r().get<c::MissionState>(model);
@@ -159,6 +164,51 @@ TEST(MulticopterMission, BadMissionsAreErrors) {
               HasSubstr("attribute 'altitude' must be a finite number, found 'high'"));
   EXPECT_THAT(error("<takeoff altitude=\"5\"/><wayponit>1 2 3</wayponit><land/>"),
               HasSubstr("unknown parameter <wayponit>"));
+}
+
+TEST(MulticopterMission, MissionSentInFlightReplacesTheCurrentOne) {
+  LoadedWorld w(square_mission_world());
+  const auto model = w.find("w::quad");
+  const auto base = w.find("w::quad::base_link");
+  EXPECT_EQ(w.r().get<c::MissionCommandTopic>(model).topic, "/model/quad/mission");
+  const auto& st = w.r().get<c::MissionState>(model);
+  while (st.phase != c::MissionPhase::kWaypoint && w.t() < 30) w.step();
+  ASSERT_EQ(st.phase, c::MissionPhase::kWaypoint);
+  const auto p0 = w.r().get<c::WorldPose>(base).value.Pos();
+  // A bad one changes nothing; a good one is flown from here: up to 3 m, to (-3, -3), land.
+  w.r().set(model, c::MissionCommand{"<takeoff altitude=\"3\"/><waypoint>1 2</waypoint><land/>",
+                                     "test"});
+  w.step();
+  EXPECT_EQ(st.phase, c::MissionPhase::kWaypoint);
+  EXPECT_EQ(st.waypoint_count, 4);
+  EXPECT_TRUE(w.r().get<c::MissionCommand>(model).text.empty());
+  w.r().set(model, c::MissionCommand{
+                       "<mission><takeoff altitude=\"3\"/><waypoint>-3 -3 3</waypoint><land/>"
+                       "</mission>",
+                       "test"});
+  w.step();
+  EXPECT_EQ(st.phase, c::MissionPhase::kTakeoff);
+  EXPECT_EQ(st.waypoint_count, 1);
+  EXPECT_NEAR(st.target.X(), p0.X(), 0.05);  // straight down to 3 m from where it was
+  EXPECT_NEAR(st.target.Z(), 3.0, 0.05);
+  while (st.phase != c::MissionPhase::kCompleted && st.phase != c::MissionPhase::kFailed &&
+         w.t() < 120) {
+    w.step();
+  }
+  ASSERT_EQ(st.phase, c::MissionPhase::kCompleted) << st.reason;
+  const auto p = w.r().get<c::WorldPose>(base).value.Pos();
+  EXPECT_LT(std::hypot(p.X() + 3, p.Y() + 3), 0.3);
+  EXPECT_EQ(st.waypoint, 0);
+  EXPECT_LE(st.max_tracking_error, 0.5);
+  // After completion a new mission starts from where it landed; reset restores the file's.
+  w.r().set(model, c::MissionCommand{"<takeoff altitude=\"1\"/><hold duration=\"1\"/><land/>",
+                                     "test"});
+  w.step(2);
+  EXPECT_EQ(st.phase, c::MissionPhase::kTakeoff);
+  EXPECT_NEAR(st.target.X(), -3, 0.3);
+  w.runner->request_reset();
+  w.step(2000);
+  EXPECT_EQ(w.r().get<c::MissionState>(model).waypoint_count, 4);
 }
 
 }  // namespace

@@ -135,6 +135,7 @@ std::string make_swarm_world(const SwarmOptions& o) {
     <plugin filename="gz-sim-navsat-system" name="gz::sim::systems::NavSat"/>)";
   }
   out += R"(
+    <plugin filename="kestrel-fault-injection-system" name="kestrel::systems::FaultInjection"/>
     <model name="ground_plane"><static>true</static>
       <link name="link"><collision name="collision"><geometry><plane><normal>0 0 1</normal>
         <size>1000 1000</size></plane></geometry></collision></link>
