@@ -1,0 +1,181 @@
+// The X3 mission world (worlds/x3_mission.sdf) at 1 ms steps as fast as possible, against raw
+// MuJoCo stepping the MJCF that Kestrel exports for the same world, in the same run
+// (docs/performance.md, "Whole program: the X3 mission demo").
+//
+//   kestrel_x3_mission_bench [WORLD] [--rounds=N] [--steps=N]
+//
+// Per round, alternating so every phase sees the same machine state:
+//   kestrel   load the world (not timed), then Runner::step_once until the mission is over or
+//             --steps (every system and sensor of the world runs; no transport: the bench links
+//             no transport, see transport_bench.sh for its cost)
+//   raw       mj_step on the exported MJCF for the same number of steps, as exported (the
+//             vehicle rests on the ground: one box-plane contact every step)
+//   raw_fly   the same model, lifted to 5 m with gravity cancelled by xfrc_applied on every
+//             body and the rotors spinning at hover speed: free flight, no contact, as during
+//             most of the mission
+// Prints steps/s of each (CPU time of this thread, best of the rounds) and the ratios.
+// Like physics_bench.cc, benchmarks are the only places besides src/physics/mujoco that include
+// MuJoCo: it is the reference.
+
+#include <fmt/format.h>
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kestrel/components/multicopter.h"
+#include "kestrel/core/error.h"
+#include "kestrel/physics/physics.h"
+#include "kestrel/sdf/world_setup.h"
+#include "kestrel/sim/runner.h"
+
+namespace {
+
+namespace c = kestrel::components;
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+std::unique_ptr<kestrel::sim::Runner> load(const std::filesystem::path& world) {
+  auto runner = std::make_unique<kestrel::sim::Runner>(kestrel::sim::Runner::Options{});
+  kestrel::sdf::load_world_into_runner(world, *runner);
+  runner->configure();
+  return runner;
+}
+
+bool missions_over(const kestrel::ecs::Registry& r) {
+  bool over = true, any = false;
+  r.each<c::MissionState>([&](kestrel::ecs::Entity, const c::MissionState& s) {
+    any = true;
+    over = over && (s.phase == c::MissionPhase::kCompleted || s.phase == c::MissionPhase::kFailed);
+  });
+  return any && over;
+}
+
+struct KestrelRun {
+  long steps = 0;
+  double cpu = 0;
+  std::string outcome;
+};
+
+KestrelRun run_kestrel(const std::filesystem::path& world, long max_steps) {
+  auto runner = load(world);
+  KestrelRun out;
+  const double t0 = thread_cpu_seconds();
+  while (out.steps < max_steps && !missions_over(runner->registry())) {
+    runner->step_once();
+    ++out.steps;
+  }
+  out.cpu = thread_cpu_seconds() - t0;
+  runner->registry().each<c::MissionState>([&](kestrel::ecs::Entity, const c::MissionState& s) {
+    out.outcome += fmt::format("{}{} (max tracking error {:.3f} m)", out.outcome.empty() ? "" : ", ",
+                               c::mission_phase_name(s.phase), s.max_tracking_error);
+  });
+  return out;
+}
+
+struct Mj {
+  mjModel* m = nullptr;
+  mjData* d = nullptr;
+  ~Mj() {
+    if (d) mj_deleteData(d);
+    if (m) mj_deleteModel(m);
+  }
+};
+
+std::unique_ptr<Mj> load_mjcf(const std::string& xml) {
+  auto vfs = std::make_unique<mjVFS>();
+  mj_defaultVFS(vfs.get());
+  mj_makeEmptyFileVFS(vfs.get(), "m.xml", static_cast<int>(xml.size()));
+  std::memcpy(vfs->filedata[mj_findFileVFS(vfs.get(), "m.xml")], xml.data(), xml.size());
+  char err[1000] = "";
+  auto mj = std::make_unique<Mj>();
+  mj->m = mj_loadXML("m.xml", vfs.get(), err, sizeof(err));
+  mj_deleteVFS(vfs.get());
+  if (!mj->m) throw kestrel::Error(std::string("x3_mission_bench: exported MJCF: ") + err);
+  mj->d = mj_makeData(mj->m);
+  return mj;
+}
+
+// Free flight: every free joint 5 m up, gravity cancelled body by body, hinges at hover speed.
+void make_flying(Mj& mj) {
+  const mjModel* m = mj.m;
+  mjData* d = mj.d;
+  for (int j = 0; j < m->njnt; ++j) {
+    if (m->jnt_type[j] == mjJNT_FREE) d->qpos[m->jnt_qposadr[j] + 2] += 5.0;
+    if (m->jnt_type[j] == mjJNT_HINGE) d->qvel[m->jnt_dofadr[j]] = (j % 2 ? -1 : 1) * 650.0;
+  }
+  for (int b = 1; b < m->nbody; ++b) {
+    for (int k = 0; k < 3; ++k) d->xfrc_applied[6 * b + k] = -m->opt.gravity[k] * m->body_mass[b];
+  }
+}
+
+double run_raw(const std::string& xml, long steps, bool flying) {
+  auto mj = load_mjcf(xml);
+  if (flying) make_flying(*mj);
+  const double t0 = thread_cpu_seconds();
+  for (long i = 0; i < steps; ++i) mj_step(mj->m, mj->d);
+  return thread_cpu_seconds() - t0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::filesystem::path world = std::filesystem::path(KESTREL_SOURCE_DIR) / "worlds" /
+                                "x3_mission.sdf";
+  int rounds = 3;
+  long max_steps = 200'000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--rounds=", 0) == 0) {
+      rounds = std::stoi(a.substr(9));
+    } else if (a.rfind("--steps=", 0) == 0) {
+      max_steps = std::stol(a.substr(8));
+    } else if (a.rfind("--", 0) == 0) {
+      fmt::print(stderr, "usage: {} [WORLD] [--rounds=N] [--steps=N]\n", argv[0]);
+      return 2;
+    } else {
+      world = a;
+    }
+  }
+  try {
+    std::string xml;
+    {
+      auto r = load(world);
+      xml = kestrel::physics::export_mjcf(r->registry(), r->world());
+    }
+    double best_k = 1e300, best_raw = 1e300, best_fly = 1e300;
+    long steps = 0;
+    for (int round = 0; round < rounds; ++round) {
+      const KestrelRun k = run_kestrel(world, max_steps);
+      steps = k.steps;
+      const double raw = run_raw(xml, steps, false);
+      const double fly = run_raw(xml, steps, true);
+      fmt::print("round {}: {} steps; kestrel {:.3f} s ({}), raw {:.3f} s, raw_fly {:.3f} s\n",
+                 round, steps, k.cpu, k.outcome, raw, fly);
+      best_k = std::min(best_k, k.cpu);
+      best_raw = std::min(best_raw, raw);
+      best_fly = std::min(best_fly, fly);
+    }
+    const auto rate = [&](double s) { return static_cast<double>(steps) / s; };
+    fmt::print("{}: {} steps of 1 ms, best of {} rounds (thread CPU time)\n", world.string(), steps,
+               rounds);
+    fmt::print("  kestrel  {:9.0f} steps/s  {:6.2f} us/step\n", rate(best_k), 1e6 / rate(best_k));
+    fmt::print("  raw      {:9.0f} steps/s  {:6.2f} us/step  kestrel/raw     {:.3f}\n",
+               rate(best_raw), 1e6 / rate(best_raw), best_k / best_raw);
+    fmt::print("  raw_fly  {:9.0f} steps/s  {:6.2f} us/step  kestrel/raw_fly {:.3f}\n",
+               rate(best_fly), 1e6 / rate(best_fly), best_k / best_fly);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "x3_mission_bench: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
