@@ -37,7 +37,7 @@ void SparseIndex::erase(Entity e) {
 std::uint32_t PoolBase::push_slot(Entity e) {
   const auto slot = static_cast<std::uint32_t>(dense_.size());
   KESTREL_DEMAND(slot != detail::kNoSlot);
-  ++generation_;
+  bump_layout();
   dense_.push_back(e);
   state_.push_back(ComponentState::kNoChange);
   sparse_.set(e, slot);
@@ -58,7 +58,8 @@ bool PoolBase::remove(Entity e) {
   const auto slot = sparse_.find(e);
   if (slot == detail::kNoSlot) return false;
   sparse_.erase(e);
-  ++generation_;
+  bump_layout();
+  list_dirty();
   dense_[slot] |= detail::kTombstone;
   ++tombstones_;
   removed_.push_back(e);
@@ -67,7 +68,7 @@ bool PoolBase::remove(Entity e) {
 
 void PoolBase::compact() {
   if (tombstones_ != 0) {
-    ++generation_;
+    bump_layout();
     std::size_t out = 0;
     for (std::size_t in = 0; in < dense_.size(); ++in) {
       if (dense_[in] & detail::kTombstone) {
@@ -93,7 +94,10 @@ void PoolBase::mark(Entity e, ComponentState s) {
   const auto slot = sparse_.find(e);
   if (slot == detail::kNoSlot || s == ComponentState::kNoChange) return;
   auto& cur = state_[slot];
-  if (cur == ComponentState::kNoChange) changed_.push_back(e);
+  if (cur == ComponentState::kNoChange) {
+    changed_.push_back(e);
+    list_dirty();
+  }
   if (static_cast<int>(s) > static_cast<int>(cur)) cur = s;
 }
 

@@ -48,7 +48,8 @@ bool Registry::aligned(const PoolBase& p, const PoolBase& driver) const {
   return c.aligned;
 }
 
-Registry::Registry() : alive_(std::make_unique<AliveIndex>()) {}
+Registry::Registry()
+    : alive_(std::make_unique<AliveIndex>()), hub_(std::make_unique<detail::PoolHub>()) {}
 Registry::~Registry() = default;
 
 Entity Registry::create(Entity parent) {
@@ -102,8 +103,13 @@ void Registry::destroy(Entity e) {
 }
 
 void Registry::compact_all() {
-  for (auto& p : pools_)
-    if (p && p->dirty()) p->compact();  // most pools are untouched in a typical step
+  // Only pools that listed themselves (a mark or a removal since the last call); most steps
+  // touch few of them.
+  for (PoolBase* p : hub_->dirty) {
+    p->unlist();
+    if (p->dirty()) p->compact();
+  }
+  hub_->dirty.clear();
 }
 
 // Detaches dead entities from their parents' child lists in one pass per parent.

@@ -345,6 +345,43 @@ TEST(Registry, EachChangedAndMarksClearedPerStep) {
   EXPECT_TRUE(r.removed_components<A>().empty());
 }
 
+TEST(Registry, LayoutEpochMovesOnlyWhenSlotsChange) {
+  Registry r;
+  const Entity a = r.create();
+  const Entity b = r.create();
+  r.add<A>(a, 1);
+  r.add<B>(b, 0.5);
+  const auto e0 = r.layout_epoch();
+  A* kept = &r.get<A>(a);
+  // Values written, marks set and cleared, an empty step: the same slots.
+  r.get<A>(a).v = 7;
+  r.set<B>(b, B{1.5});
+  r.mark_changed<A>(a, ComponentState::kPeriodic);
+  r.end_step();
+  r.end_step();
+  EXPECT_EQ(r.layout_epoch(), e0);
+  EXPECT_EQ(kept, r.try_get<A>(a));
+  EXPECT_EQ(kept->v, 7);
+  r.add<A>(b, 2);  // a component added anywhere
+  const auto e1 = r.layout_epoch();
+  EXPECT_NE(e1, e0);
+  r.remove<A>(b);  // removed: visible at once, storage compacted at end_step
+  const auto e2 = r.layout_epoch();
+  EXPECT_NE(e2, e1);
+  r.end_step();
+  EXPECT_NE(r.layout_epoch(), e2);
+  // Marks and removals in several pools are all cleared by the one end_step.
+  r.add<C>(a, "x");
+  r.mark_changed<C>(a);
+  r.mark_changed<B>(b);
+  r.remove<A>(a);
+  r.end_step();
+  EXPECT_EQ(r.changed_state<C>(a), ComponentState::kNoChange);
+  EXPECT_EQ(r.changed_state<B>(b), ComponentState::kNoChange);
+  EXPECT_TRUE(r.removed_components<A>().empty());
+  EXPECT_EQ(r.count<A>(), 0u);
+}
+
 TEST(Registry, SnapshotRestoreInPlaceKeepsReferences) {
   Registry r;
   const Entity e = r.create();

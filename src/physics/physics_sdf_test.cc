@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <array>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
@@ -118,6 +122,60 @@ TEST(PhysicsSdf, BoxFromSdfRestsWithContactForceMg) {
     fz += p.force.Z();
   }
   EXPECT_NEAR(fz, 3 * 9.8, 0.01 * 3 * 9.8);
+}
+
+// A binary STL of the axis-aligned box [lo, hi] (12 triangles, outward normals).
+void write_box_stl(const std::filesystem::path& file, const std::array<float, 3>& lo,
+                   const std::array<float, 3>& hi) {
+  std::ofstream out(file, std::ios::binary);
+  const char header[80] = "kestrel test box";
+  out.write(header, 80);
+  const std::uint32_t n = 12;
+  out.write(reinterpret_cast<const char*>(&n), 4);
+  auto corner = [&](int i) {
+    return std::array<float, 3>{i & 1 ? hi[0] : lo[0], i & 2 ? hi[1] : lo[1],
+                                i & 4 ? hi[2] : lo[2]};
+  };
+  // Faces as corner indices (counter-clockwise seen from outside) and their normals.
+  const int faces[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                           {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  const float normals[6][3] = {{0, 0, -1}, {0, 0, 1}, {0, -1, 0}, {0, 1, 0}, {-1, 0, 0}, {1, 0, 0}};
+  for (int f = 0; f < 6; ++f) {
+    for (const auto& tri : {std::array<int, 3>{faces[f][0], faces[f][1], faces[f][2]},
+                            std::array<int, 3>{faces[f][0], faces[f][2], faces[f][3]}}) {
+      out.write(reinterpret_cast<const char*>(normals[f]), 12);
+      for (int v : tri) out.write(reinterpret_cast<const char*>(corner(v).data()), 12);
+      const std::uint16_t attr = 0;
+      out.write(reinterpret_cast<const char*>(&attr), 2);
+    }
+  }
+}
+
+// A mesh collision given by a relative URI, scaled, and offset from the link origin: the link
+// origin is the mesh's bottom face, so the block rests with its origin on the ground.
+TEST(PhysicsSdf, MeshCollisionFromRelativeUriRestsOnItsScaledHull) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kestrel_mesh_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "meshes");
+  write_box_stl(dir / "meshes" / "block.stl", {-0.1f, -0.1f, 0.0f}, {0.1f, 0.1f, 0.1f});
+  std::string world(kBoxOnGround);
+  const std::string box = "<box><size>0.5 0.5 0.5</size></box>";
+  world.replace(world.find(box), box.size(),
+                "<mesh><uri>meshes/block.stl</uri><scale>2 2 2</scale></mesh>");
+  world.replace(world.find("<pose>0 0 0.25 0 0 0</pose>"), 27, "<pose>0 0 0.5 0 0 0</pose>");
+  std::ofstream(dir / "w.sdf") << world;
+  Loaded w(dir / "w.sdf");
+  EXPECT_FALSE(w.desc.findings.has_errors());
+  w.start();
+  w.runner->run(2000);
+  const auto link = w.r().find_scoped("w::box::link");
+  EXPECT_NEAR(w.r().get<c::WorldPose>(link).value.Pos().Z(), 0.0, 2e-3);
+  double fz = 0;
+  for (const auto& p : w.r().get<c::Contacts>(w.r().find_scoped("w::box::link::c")).points) {
+    fz += p.force.Z();
+  }
+  EXPECT_NEAR(fz, 3 * 9.8, 0.01 * 3 * 9.8);
+  fs::remove_all(dir);
 }
 
 TEST(PhysicsSdf, GazeboCorpusRunsWhereSupported) {

@@ -79,6 +79,17 @@ class SparseIndex {
 
 }  // namespace detail
 
+class PoolBase;
+
+namespace detail {
+/// What a registry's pools share: a registry-wide layout epoch and the pools that have work for
+/// the next end_step (so that end_step visits those only, not every component type).
+struct PoolHub {
+  std::uint64_t epoch = 0;
+  std::vector<PoolBase*> dirty;
+};
+}  // namespace detail
+
 /// Snapshot of one pool; opaque outside Pool.
 struct PoolSnapshot {
   virtual ~PoolSnapshot() = default;
@@ -105,6 +116,11 @@ class PoolBase {
   std::size_t tombstones() const { return tombstones_; }
   /// Changes whenever the slot layout changes (add, remove, compact, clear, rebuild).
   std::uint64_t layout_generation() const { return generation_; }
+  /// Joins a registry's hub (once, at creation): layout changes then also advance the hub's
+  /// epoch, and the pool lists itself in hub->dirty when it gets work for compact().
+  void attach(detail::PoolHub* hub) { hub_ = hub; }
+  /// For the hub's owner: the pool is no longer in hub->dirty.
+  void unlist() { listed_ = false; }
   /// True if slots [begin, end) hold the same entities here as in `other` (no tombstones).
   bool same_slots(const PoolBase& other, std::size_t begin, std::size_t end) const;
 
@@ -151,6 +167,21 @@ class PoolBase {
   std::vector<Entity> removed_;
   std::size_t tombstones_ = 0;
   std::uint64_t generation_ = 0;
+
+  void bump_layout() {
+    ++generation_;
+    if (hub_) ++hub_->epoch;
+  }
+  void list_dirty() {
+    if (hub_ && !listed_) {
+      listed_ = true;
+      hub_->dirty.push_back(this);
+    }
+  }
+
+ private:
+  detail::PoolHub* hub_ = nullptr;
+  bool listed_ = false;
 };
 
 /// Storage for components of type T.
@@ -224,7 +255,7 @@ class Pool final : public PoolBase {
     changed_.clear();
     removed_.clear();
     tombstones_ = 0;
-    ++generation_;
+    bump_layout();
   }
 
   std::string_view serial_name() const override {

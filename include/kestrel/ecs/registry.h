@@ -177,6 +177,12 @@ class Registry {
     return p ? p->size() : 0;
   }
 
+  /// Advances whenever the slots of any component pool change: a component added or removed,
+  /// compaction of removed ones, a clear, a restore that had to rebuild a pool. While it stands
+  /// still, pointers from get/try_get stay valid and keep pointing at the same entities'
+  /// components, so a system may keep them across steps (Physics does).
+  std::uint64_t layout_epoch() const { return hub_->epoch; }
+
   // ---- change tracking (cleared by end_step) ------------------------------------------------
 
   /// Marks e's T as changed this step. A one-time mark is never downgraded to periodic.
@@ -297,7 +303,10 @@ class Registry {
   Pool<T>& pool() {
     const std::size_t i = detail::type_index<T>();
     if (i >= pools_.size()) pools_.resize(i + 1);
-    if (!pools_[i]) pools_[i] = std::make_unique<Pool<T>>();
+    if (!pools_[i]) {
+      pools_[i] = std::make_unique<Pool<T>>();
+      pools_[i]->attach(hub_.get());
+    }
     return static_cast<Pool<T>&>(*pools_[i]);
   }
   template <class T>
@@ -395,6 +404,8 @@ class Registry {
   std::unique_ptr<AliveIndex> alive_;
   Entity next_id_ = 1;
   std::size_t alive_count_ = 0;
+  // Declared before pools_: pools touch it until they are destroyed.
+  std::unique_ptr<detail::PoolHub> hub_;           // shared with every pool (heap: stable address)
   std::vector<std::unique_ptr<PoolBase>> pools_;  // by detail::type_index
   std::unordered_map<Entity, std::vector<Entity>> children_;  // only entities with children
   std::vector<Entity> new_;

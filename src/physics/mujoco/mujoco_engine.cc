@@ -134,6 +134,31 @@ struct Mapping {
   std::vector<int> no_gravity;                        // indices into bodies: moving, gravity off
 };
 
+// Where read_state / read_joint_forces write, per entry of Mapping's vectors (nullptr: the
+// entity lacks that component). Kept across steps; fetched again when the registry's layout
+// epoch moved (some component was added or removed somewhere).
+struct BodyRefs {
+  c::WorldPose* world_pose;
+  c::Pose* pose;
+  c::WorldLinearVelocity* world_lin_vel;
+  c::WorldAngularVelocity* world_ang_vel;
+  c::LinearVelocity* lin_vel;
+  c::AngularVelocity* ang_vel;
+  c::WorldLinearAcceleration* world_lin_acc;
+  c::LinearAcceleration* lin_acc;
+  c::WorldAngularAcceleration* world_ang_acc;
+  c::AngularAcceleration* ang_acc;
+};
+struct ModelRefs {
+  c::WorldPose* world_pose;
+  c::Pose* pose;
+};
+struct JointRefs {
+  c::JointPosition* position;
+  c::JointVelocity* velocity;
+  c::JointForce* force;
+  c::JointTransmittedWrench* wrench;
+};
 class MujocoEngine final : public PhysicsEngine {
  public:
   MujocoEngine() { install_handlers(); }
@@ -193,7 +218,7 @@ class MujocoEngine final : public PhysicsEngine {
     mj_step1(m_.get(), d_.get());
     check_warnings(r);
     add_state_components(r);
-    read_state(r, /*first=*/true, 0);
+    read_state(/*all=*/true, 0);
 
     if (!m0_) {  // the state every reset returns to
       m0_.reset(mj_copyModel(nullptr, m_.get()));
@@ -230,14 +255,15 @@ class MujocoEngine final : public PhysicsEngine {
     const bool wrenches = r.count<c::JointTransmittedWrench>() != 0;
     if (wrenches) mj_rnePostConstraint(m, d);
     // readout at time t: contacts, joint forces, transmitted wrenches
+    refresh_refs(r);
     read_contacts(r);
-    read_joint_forces(r, wrenches);
+    read_joint_forces(wrenches);
     // integrate to t + dt
     mj_Euler(m, d);
     // kinematics, collision and velocities at t + dt
     mj_step1(m, d);
     check_warnings(r);
-    read_state(r, /*first=*/full_read_, dt_);
+    read_state(/*all=*/full_read_, dt_);
     full_read_ = false;
   }
 
@@ -249,7 +275,7 @@ class MujocoEngine final : public PhysicsEngine {
     xml_ = xml0_;
     issues_ = issues0_;
     add_state_components(r);
-    read_state(r, /*first=*/true, 0);
+    read_state(/*all=*/true, 0);
   }
 
   const std::vector<PhysicsIssue>& issues() const override { return issues_; }
@@ -429,6 +455,37 @@ class MujocoEngine final : public PhysicsEngine {
       }
     }
     touched_geoms_.clear();
+    refs_valid_ = false;
+    refresh_refs(r);
+  }
+
+  void refresh_refs(ecs::Registry& r) {
+    if (refs_valid_ && refs_epoch_ == r.layout_epoch()) return;
+    refs_valid_ = true;
+    refs_epoch_ = r.layout_epoch();
+    body_refs_.clear();
+    for (const Body& b : map_.bodies) {
+      const ecs::Entity e = b.link;
+      body_refs_.push_back({r.try_get<c::WorldPose>(e), r.try_get<c::Pose>(e),
+                            r.try_get<c::WorldLinearVelocity>(e),
+                            r.try_get<c::WorldAngularVelocity>(e), r.try_get<c::LinearVelocity>(e),
+                            r.try_get<c::AngularVelocity>(e),
+                            r.try_get<c::WorldLinearAcceleration>(e),
+                            r.try_get<c::LinearAcceleration>(e),
+                            r.try_get<c::WorldAngularAcceleration>(e),
+                            r.try_get<c::AngularAcceleration>(e)});
+    }
+    model_refs_.clear();
+    for (const Mdl& md : map_.models) {
+      model_refs_.push_back({r.try_get<c::WorldPose>(md.model), r.try_get<c::Pose>(md.model)});
+    }
+    joint_refs_.clear();
+    for (const Jnt& j : map_.joints) {
+      joint_refs_.push_back({r.try_get<c::JointPosition>(j.joint),
+                             r.try_get<c::JointVelocity>(j.joint),
+                             r.try_get<c::JointForce>(j.joint),
+                             r.try_get<c::JointTransmittedWrench>(j.joint)});
+    }
   }
 
   // ---- commands -----------------------------------------------------------------------------
@@ -665,10 +722,12 @@ class MujocoEngine final : public PhysicsEngine {
     cs->points.push_back({other, v3(con.pos), n, -con.dist, force});
   }
 
-  void read_joint_forces(ecs::Registry& r, bool wrenches) {
+  void read_joint_forces(bool wrenches) {
     const mjData* d = d_.get();
-    for (const Jnt& j : map_.joints) {
-      if (auto* jf = r.try_get<c::JointForce>(j.joint)) {
+    for (std::size_t ji = 0; ji < map_.joints.size(); ++ji) {
+      const Jnt& j = map_.joints[ji];
+      const JointRefs& refs = joint_refs_[ji];
+      if (auto* jf = refs.force) {
         int i = 0;
         for (int k = 0; k < j.naxes; ++k) {
           const int nv = m_->jnt_type[jnt_id(j, k)] == mjJNT_BALL ? 3 : 1;
@@ -679,7 +738,7 @@ class MujocoEngine final : public PhysicsEngine {
         }
       }
       if (!wrenches) continue;
-      if (auto* w = r.try_get<c::JointTransmittedWrench>(j.joint)) {
+      if (auto* w = refs.wrench) {
         const int b = j.child_body;
         const mjtNum* cf = d->cfrc_int + 6 * b;  // [torque; force] about the subtree CoM
         const Vector3d f(cf[3], cf[4], cf[5]);
@@ -694,16 +753,17 @@ class MujocoEngine final : public PhysicsEngine {
     }
   }
 
-  void read_state(ecs::Registry& r, bool all, double dt) {
+  void read_state(bool all, double dt) {
     const bool first = dt == 0;
     const mjData* d = d_.get();
     // models first: links' Pose is relative to their model
-    for (Mdl& md : map_.models) {
+    for (std::size_t mi = 0; mi < map_.models.size(); ++mi) {
+      Mdl& md = map_.models[mi];
       if (md.dynamic && md.canonical >= 0) md.X_WM = compose(body_pose(d, md.canonical), md.X_LM);
       if (all || md.dynamic) {
         md.X_MW = inverse(md.X_WM);  // X_WM only changes here, at build, reset and teleports
-        if (auto* wp = r.try_get<c::WorldPose>(md.model)) wp->value = md.X_WM;
-        if (auto* p = r.try_get<c::Pose>(md.model)) {
+        if (auto* wp = model_refs_[mi].world_pose) wp->value = md.X_WM;
+        if (auto* p = model_refs_[mi].pose) {
           p->value = md.parent < 0 ? md.X_WM : compose(map_.models[md.parent].X_MW, md.X_WM);
         }
       }
@@ -712,7 +772,7 @@ class MujocoEngine final : public PhysicsEngine {
     for (std::size_t i = 0; i < map_.bodies.size(); ++i) {
       const Body& b = map_.bodies[i];
       if (!b.dynamic && !all) continue;
-      const ecs::Entity e = b.link;
+      const BodyRefs& refs = body_refs_[i];
       const int id = b.id;
       const Pose3d X_WL = body_pose(d, id);
       const mjtNum* R = d->xmat + 9 * id;
@@ -729,24 +789,23 @@ class MujocoEngine final : public PhysicsEngine {
       prev[0] = v_W.X(), prev[1] = v_W.Y(), prev[2] = v_W.Z();
       prev[3] = w_W.X(), prev[4] = w_W.Y(), prev[5] = w_W.Z();
 
-      if (auto* c = r.try_get<c::WorldPose>(e)) c->value = X_WL;
+      if (auto* c = refs.world_pose) c->value = X_WL;
       if (b.parent_model >= 0) {
-        if (auto* c = r.try_get<c::Pose>(e)) {
-          c->value = compose(map_.models[b.parent_model].X_MW, X_WL);
-        }
+        if (auto* c = refs.pose) c->value = compose(map_.models[b.parent_model].X_MW, X_WL);
       }
-      if (auto* c = r.try_get<c::WorldLinearVelocity>(e)) c->value = v_W;
-      if (auto* c = r.try_get<c::WorldAngularVelocity>(e)) c->value = w_W;
-      if (auto* c = r.try_get<c::LinearVelocity>(e)) c->value = rot_t(R, v_W);
-      if (auto* c = r.try_get<c::AngularVelocity>(e)) c->value = rot_t(R, w_W);
-      if (auto* c = r.try_get<c::WorldLinearAcceleration>(e)) c->value = a_W;
-      if (auto* c = r.try_get<c::LinearAcceleration>(e)) c->value = rot_t(R, a_W);
-      if (auto* c = r.try_get<c::WorldAngularAcceleration>(e)) c->value = alpha_W;
-      if (auto* c = r.try_get<c::AngularAcceleration>(e)) c->value = rot_t(R, alpha_W);
+      if (auto* c = refs.world_lin_vel) c->value = v_W;
+      if (auto* c = refs.world_ang_vel) c->value = w_W;
+      if (auto* c = refs.lin_vel) c->value = rot_t(R, v_W);
+      if (auto* c = refs.ang_vel) c->value = rot_t(R, w_W);
+      if (auto* c = refs.world_lin_acc) c->value = a_W;
+      if (auto* c = refs.lin_acc) c->value = rot_t(R, a_W);
+      if (auto* c = refs.world_ang_acc) c->value = alpha_W;
+      if (auto* c = refs.ang_acc) c->value = rot_t(R, alpha_W);
     }
-    for (const Jnt& j : map_.joints) {
-      auto* jp = r.try_get<c::JointPosition>(j.joint);
-      auto* jv = r.try_get<c::JointVelocity>(j.joint);
+    for (std::size_t ji = 0; ji < map_.joints.size(); ++ji) {
+      const Jnt& j = map_.joints[ji];
+      auto* jp = joint_refs_[ji].position;
+      auto* jv = joint_refs_[ji].velocity;
       int qi = 0, vi = 0;
       for (int k = 0; k < j.naxes; ++k) {
         const bool ball = m_->jnt_type[jnt_id(j, k)] == mjJNT_BALL;
@@ -822,6 +881,11 @@ class MujocoEngine final : public PhysicsEngine {
   std::string xml_, xml0_;
   std::vector<PhysicsIssue> issues_, issues0_;
   std::vector<ecs::Entity> touched_geoms_;
+  std::vector<BodyRefs> body_refs_;
+  std::vector<ModelRefs> model_refs_;
+  std::vector<JointRefs> joint_refs_;
+  std::uint64_t refs_epoch_ = 0;  // Registry::layout_epoch() when the refs were taken
+  bool refs_valid_ = false;
   ecs::Entity world_ = ecs::kNullEntity;
   double dt_ = 0;
   bool full_read_ = false;
