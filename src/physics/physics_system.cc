@@ -32,27 +32,39 @@ class PhysicsSystem final : public System,
     engine_ = make_mujoco_engine();
     engine_->build(registry, world_);
     counts_ = structure_counts(registry);
+    gravity_ = gravity(registry);
   }
 
   void update(const UpdateInfo& info, ecs::Registry& registry) override {
     if (info.paused || info.dt <= Duration{0}) return;
     // Entities spawned or removed while paused were never listed to Update (the Runner ends a
     // paused step without Update), so changed counts also mean a rebuild.
+    // A changed world Gravity (set_physics at run time) is compiled into the model: rebuild too.
     const auto counts = structure_counts(registry);
-    if (structure_changed(registry) || counts != counts_) engine_->build(registry, world_);
+    const auto g = gravity(registry);
+    if (structure_changed(registry) || counts != counts_ || g != gravity_) {
+      engine_->build(registry, world_);
+    }
     counts_ = counts;
+    gravity_ = g;
     engine_->step(info.dt, registry);
   }
 
   void reset(const UpdateInfo&, ecs::Registry& registry) override {
     engine_->reset(registry);
     counts_ = structure_counts(registry);
+    gravity_ = gravity(registry);
   }
 
  private:
   // Links, joints or collisions created or removed since the last step (lists, not scans).
   static std::array<std::size_t, 3> structure_counts(const ecs::Registry& r) {
     return {r.count<c::Link>(), r.count<c::Joint>(), r.count<c::Collision>()};
+  }
+
+  ignition::math::Vector3d gravity(const ecs::Registry& r) const {
+    const auto* g = r.try_get<c::Gravity>(world_);
+    return g ? g->value : c::Gravity{}.value;
   }
 
   static bool structure_changed(const ecs::Registry& r) {
@@ -72,6 +84,7 @@ class PhysicsSystem final : public System,
 
   ecs::Entity world_ = ecs::kNullEntity;
   std::array<std::size_t, 3> counts_{};  // links, joints, collisions at the last build
+  ignition::math::Vector3d gravity_;     // world gravity at the last build [m/s²]
   std::unique_ptr<PhysicsEngine> engine_;
 };
 

@@ -169,18 +169,19 @@ External load_external(const PluginDecl& p, const std::vector<fs::path>& dirs) {
 
 }  // namespace
 
-std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity world,
-                                        const ecs::Registry& registry,
-                                        const ResolveOptions& options, Findings& findings) {
-  std::vector<PlannedSystem> out;
-  std::set<std::string> builtins_used;         // normalized builtin names in the plan
-  std::set<std::string> declared_unavailable;  // normalized keys of unresolved gz systems
+namespace {
+
+// Resolves each declared plugin (built-in, else external library, else a finding). Records the
+// built-ins used and the unresolved Gazebo system names (for the sensor check).
+void resolve_plugins(std::span<const PluginDecl> plugins, const ecs::Registry& registry,
+                     const ResolveOptions& options, Findings& findings,
+                     std::vector<PlannedSystem>& out, std::set<std::string>& builtins_used,
+                     std::set<std::string>& declared_unavailable) {
   const auto dirs = system_plugin_search_path(options);
   auto entity_name = [&](ecs::Entity e) {
     return registry.alive(e) ? registry.scoped_name(e) : "";
   };
-
-  for (const auto& p : d.plugins) {
+  for (const auto& p : plugins) {
     const std::string by_name = builtin_key_from_name(p.name);
     const std::string by_file = builtin_key_from_filename(p.filename);
     const systems::BuiltinSystem* match = nullptr;
@@ -233,6 +234,30 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
             ". The world runs without it."};
     findings.add(std::move(f));
   }
+}
+
+}  // namespace
+
+std::vector<PlannedSystem> plan_plugins(std::span<const PluginDecl> plugins,
+                                        const ecs::Registry& registry,
+                                        const ResolveOptions& options, Findings& findings) {
+  std::vector<PlannedSystem> out;
+  std::set<std::string> used, unavailable;
+  resolve_plugins(plugins, registry, options, findings, out, used, unavailable);
+  return out;
+}
+
+std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity world,
+                                        const ecs::Registry& registry,
+                                        const ResolveOptions& options, Findings& findings) {
+  std::vector<PlannedSystem> out;
+  std::set<std::string> builtins_used;         // normalized builtin names in the plan
+  std::set<std::string> declared_unavailable;  // normalized keys of unresolved gz systems
+  auto entity_name = [&](ecs::Entity e) {
+    return registry.alive(e) ? registry.scoped_name(e) : "";
+  };
+  resolve_plugins(d.plugins, registry, options, findings, out, builtins_used,
+                  declared_unavailable);
 
   // Gazebo's defaults, merged in (never dropped because other plugins are declared).
   if (d.default_systems) {

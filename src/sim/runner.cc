@@ -86,7 +86,11 @@ Runner::Runner(Options options) : options_(std::move(options)) {
   if (options_.post_update_threads > 1) pool_ = std::make_unique<Pool>(options_.post_update_threads);
 }
 
-Runner::~Runner() = default;
+// Systems go first, while everything they may call back into (post(), the registry) exists.
+Runner::~Runner() {
+  pre_.clear(), upd_.clear(), post_.clear(), reset_.clear();
+  while (!systems_.empty()) systems_.pop_back();
+}
 
 void Runner::set_options(Options options) {
   KESTREL_DEMAND(!configured_);
@@ -100,10 +104,9 @@ void Runner::set_options(Options options) {
   if (options_.post_update_threads > 1) pool_ = std::make_unique<Pool>(options_.post_update_threads);
 }
 
-SystemEntry& Runner::add_system(std::unique_ptr<System> system, ecs::Entity entity,
-                                std::shared_ptr<const Element> config, std::string name,
-                                std::string origin) {
-  KESTREL_DEMAND(!configured_);
+SystemEntry Runner::make_entry(std::unique_ptr<System> system, ecs::Entity entity,
+                               std::shared_ptr<const Element> config, std::string name,
+                               std::string origin) const {
   KESTREL_DEMAND(system != nullptr);
   SystemEntry s;
   s.priority = system->priority();
@@ -123,30 +126,93 @@ SystemEntry& Runner::add_system(std::unique_ptr<System> system, ecs::Entity enti
   s.config = std::move(config);
   s.name = std::move(name);
   s.origin = std::move(origin);
-  systems_.push_back(std::move(s));
+  return s;
+}
+
+SystemEntry& Runner::add_system(std::unique_ptr<System> system, ecs::Entity entity,
+                                std::shared_ptr<const Element> config, std::string name,
+                                std::string origin) {
+  KESTREL_DEMAND(!configured_);
+  systems_.push_back(make_entry(std::move(system), entity, std::move(config), std::move(name),
+                                std::move(origin)));
   return systems_.back();
+}
+
+static bool by_priority(const SystemEntry& a, const SystemEntry& b) {
+  return a.priority < b.priority;
+}
+
+// The phase lists point into systems_: rebuilt whenever systems_ changes (between steps only).
+void Runner::rebuild_phases() {
+  pre_.clear(), upd_.clear(), post_.clear(), reset_.clear();
+  for (auto& s : systems_) {
+    if (!s.active) continue;
+    if (s.pre_update) pre_.push_back(&s);
+    if (s.update) upd_.push_back(&s);
+    if (s.post_update) post_.push_back(&s);
+    if (s.reset) reset_.push_back(&s);
+  }
 }
 
 void Runner::configure() {
   KESTREL_DEMAND(!configured_);
-  std::stable_sort(systems_.begin(), systems_.end(),
-                   [](const SystemEntry& a, const SystemEntry& b) { return a.priority < b.priority; });
+  std::stable_sort(systems_.begin(), systems_.end(), by_priority);
   for (auto& s : systems_) {
     if (s.configure_priority) s.configure_priority->configure_priority(s.entity, *s.config, registry_, events_);
   }
   for (auto& s : systems_) {
     if (s.configure) s.configure->configure(s.entity, *s.config, registry_, events_);
   }
-  for (auto& s : systems_) {
-    if (s.pre_update) pre_.push_back(&s);
-    if (s.update) upd_.push_back(&s);
-    if (s.post_update) post_.push_back(&s);
-    if (s.reset) reset_.push_back(&s);
-  }
+  rebuild_phases();
   registry_.end_step();
   initial_.emplace(registry_.snapshot());
   configured_ = true;
   pace_origin_ = Clock::now();
+}
+
+void Runner::add_systems_now(std::vector<NewSystem> systems) {
+  KESTREL_DEMAND(configured_);
+  std::vector<SystemEntry> fresh;
+  for (auto& n : systems) {
+    fresh.push_back(make_entry(std::move(n.system), n.entity, std::move(n.config),
+                               std::move(n.name), std::move(n.origin)));
+    fresh.back().initial = false;
+  }
+  std::stable_sort(fresh.begin(), fresh.end(), by_priority);
+  // An exception leaves `fresh` to be destroyed here: nothing was added.
+  for (auto& s : fresh) {
+    if (s.configure_priority) s.configure_priority->configure_priority(s.entity, *s.config, registry_, events_);
+  }
+  for (auto& s : fresh) {
+    if (s.configure) s.configure->configure(s.entity, *s.config, registry_, events_);
+  }
+  for (auto& s : fresh) {
+    auto at = std::upper_bound(systems_.begin(), systems_.end(), s, by_priority);
+    systems_.insert(at, std::move(s));
+  }
+  rebuild_phases();
+}
+
+std::size_t Runner::remove_systems_of(ecs::Entity root) {
+  KESTREL_DEMAND(configured_);
+  std::size_t n = 0;
+  for (auto it = systems_.begin(); it != systems_.end();) {
+    ecs::Entity e = it->entity;
+    while (e != ecs::kNullEntity && e != root) e = registry_.parent(e);
+    if (e != root || !it->active) {
+      ++it;
+      continue;
+    }
+    ++n;
+    if (it->initial) {
+      it->active = false;
+      ++it;
+    } else {
+      it = systems_.erase(it);
+    }
+  }
+  if (n > 0) rebuild_phases();
+  return n;
 }
 
 void Runner::post(std::function<void(Runner&)> fn) {
@@ -196,6 +262,29 @@ void Runner::set_step_size(Duration dt) {
   });
 }
 
+void Runner::set_seed(std::uint64_t seed) {
+  post([seed](Runner& r) { r.seed_ = seed; });
+}
+
+// Ends the step; a seed change is applied here, where no removal is pending (snapshot's
+// precondition) and no system is mid-phase.
+void Runner::end_step() {
+  registry_.end_step();
+  if (!seed_) return;
+  const std::uint64_t seed = *seed_;
+  seed_.reset();
+  options_.seed = seed;
+  // Handlers derive their streams from the initial state with the new seed; what they write
+  // there is discarded by restoring the current state.
+  const ecs::Snapshot current = registry_.snapshot();
+  registry_.restore(*initial_);
+  registry_.get<components::WorldSeed>(world_).value = seed;
+  events_.publish(WorldSeedChanged{seed, &registry_});
+  registry_.restore(current);
+  registry_.get<components::WorldSeed>(world_).value = seed;
+  registry_.mark_changed<components::WorldSeed>(world_);
+}
+
 void Runner::apply_control() {
   std::unique_lock lock(control_mutex_);
   if (control_.empty()) return;  // the usual step: no deque built (it allocates even when empty)
@@ -214,7 +303,13 @@ void Runner::reset_now(bool time_only) {
   pace_sim_origin_ = Duration{0};
   window_.clear();
   if (time_only) return;
+  // Back to the systems configure() left: run-time ones go (their entities are not in the
+  // initial state), removed initial ones come back with their entities.
+  std::erase_if(systems_, [](const SystemEntry& s) { return !s.initial; });
+  for (auto& s : systems_) s.active = true;
+  rebuild_phases();
   registry_.restore(*initial_);
+  options_.seed = registry_.get<components::WorldSeed>(world_).value;
   UpdateInfo ri = info_;
   ri.dt = Duration{0};
   for (auto* s : reset_) s->reset->reset(ri, registry_);
@@ -242,7 +337,7 @@ bool Runner::step_once() {
   if (!stepping) {
     // Paused: systems still see the world (PostUpdate only, as Gazebo does).
     post_update_phase();
-    registry_.end_step();
+    end_step();
     return false;
   }
   if (steps_pending_ > 0) --steps_pending_;
@@ -252,7 +347,7 @@ bool Runner::step_once() {
   for (auto* s : upd_) s->update->update(info_, registry_);
   post_update_phase();
   events_.publish(StepDone{info_});
-  registry_.end_step();
+  end_step();
 
   // Time advances by exactly one step: an integer count of nanoseconds.
   ++info_.iterations;

@@ -242,3 +242,99 @@ TEST(Runner, PacesToRealTimeFactorOne) {
 
 }  // namespace
 }  // namespace kestrel::sim
+
+namespace kestrel::sim {
+namespace {
+
+// Throws from configure (a plugin with a bad parameter).
+class Refuses : public System, public ISystemConfigure, public ISystemUpdate {
+ public:
+  void configure(ecs::Entity, const Element&, ecs::Registry&, EventBus&) override {
+    throw Error("bad parameter");
+  }
+  void update(const UpdateInfo&, ecs::Registry&) override { ADD_FAILURE() << "must not run"; }
+};
+
+NewSystem recorder(Trace& t, const std::string& name, int prio, ecs::Entity e) {
+  return {std::make_unique<Recorder>(t, name, prio), e, nullptr, name, "test"};
+}
+
+TEST(Runner, SystemsAddedAtRunTimeJoinInPriorityOrderAndLeaveWithTheirEntity) {
+  Trace t;
+  Runner r(fast());
+  const ecs::Entity model = r.registry().create(r.world());
+  const ecs::Entity link = r.registry().create(model);
+  r.add_system(std::make_unique<Recorder>(t, "uc", priority::kUserCommands), 0, nullptr, "uc", "");
+  r.add_system(std::make_unique<Recorder>(t, "phys", priority::kPhysics), 0, nullptr, "phys", "");
+  r.add_system(std::make_unique<Recorder>(t, "d0", 0), 0, nullptr, "d0", "");
+  r.configure();
+  r.step_once();
+
+  // A spawned model with two plugins: configured now in priority order, then run in order.
+  const ecs::Entity spawned = r.registry().create(r.world());
+  t.calls.clear();
+  r.post([&](Runner& run) {
+    std::vector<NewSystem> add;
+    add.push_back(recorder(t, "late0", 0, spawned));  // after d0 (equal priority, added later)
+    add.push_back(recorder(t, "pre", priority::kPrePhysics, spawned));
+    run.add_systems_now(std::move(add));
+  });
+  r.step_once();
+  EXPECT_THAT(t.calls, ElementsAre("pre:configure", "late0:configure", "uc:pre", "pre:pre",
+                                   "phys:pre", "d0:pre", "late0:pre", "uc:update", "pre:update",
+                                   "phys:update", "d0:update", "late0:update", "uc:post",
+                                   "pre:post", "phys:post", "d0:post", "late0:post"));
+
+  // A configure that throws adds none of the batch.
+  r.post([&](Runner& run) {
+    std::vector<NewSystem> add;
+    add.push_back(recorder(t, "ok", 0, spawned));
+    add.push_back({std::make_unique<Refuses>(), spawned, nullptr, "refuses", "test"});
+    EXPECT_THROW(run.add_systems_now(std::move(add)), Error);
+  });
+  r.step_once();
+  EXPECT_EQ(r.systems().size(), 5u);
+
+  // Removing the spawned model destroys its systems; so does removing a model whose link a
+  // run-time system is attached to.
+  r.post([&](Runner& run) {
+    EXPECT_EQ(run.remove_systems_of(spawned), 2u);
+    std::vector<NewSystem> add;
+    add.push_back(recorder(t, "linked", 0, link));
+    run.add_systems_now(std::move(add));
+  });
+  r.step_once();
+  r.post([&](Runner& run) { EXPECT_EQ(run.remove_systems_of(model), 1u); });
+  r.step_once();
+  t.calls.clear();
+  r.step_once();
+  EXPECT_THAT(t.calls, ElementsAre("uc:pre", "phys:pre", "d0:pre", "uc:update", "phys:update",
+                                   "d0:update", "uc:post", "phys:post", "d0:post"));
+  EXPECT_EQ(r.systems().size(), 3u);
+}
+
+TEST(Runner, ResetDropsRunTimeSystemsAndRestoresRemovedOnes) {
+  Trace t;
+  Runner r(fast());
+  const ecs::Entity model = r.registry().create(r.world());
+  r.add_system(std::make_unique<Recorder>(t, "own", 0), model, nullptr, "own", "");
+  r.configure();
+  r.post([&](Runner& run) {
+    EXPECT_EQ(run.remove_systems_of(model), 1u);
+    std::vector<NewSystem> add;
+    add.push_back(recorder(t, "late", 0, run.world()));
+    run.add_systems_now(std::move(add));
+  });
+  r.step_once();
+  ASSERT_EQ(r.systems().size(), 2u);
+  EXPECT_FALSE(r.systems()[0].active);
+  r.reset_now();
+  t.calls.clear();
+  r.step_once();
+  EXPECT_THAT(t.calls, ElementsAre("own:pre", "own:update", "own:post"));
+  ASSERT_EQ(r.systems().size(), 1u);
+  EXPECT_TRUE(r.systems()[0].active);
+}
+
+}  // namespace
+}  // namespace kestrel::sim

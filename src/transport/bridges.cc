@@ -68,10 +68,17 @@ struct Bridges::Impl {
         run.registry().set<V>(e, std::move(*v));
       });
     };
-    if (!node.Subscribe(topic, cb)) {
-      throw Error("transport: cannot subscribe to " + topic + " (" + runner.registry().describe(e) +
-                  ")");
+    if (!ignition::transport::TopicUtils::IsValidTopic(topic)) {
+      throw Error("transport: cannot subscribe to '" + topic + "' (" +
+                  runner.registry().describe(e) + "): not a valid topic name");
     }
+    // On the Outbox thread: the step thread never takes transport's lock (outbox.h).
+    outbox.run([n = &node, topic, cb, k]() mutable {
+      if (!n->Subscribe(topic, cb)) {
+        ++k->subscribe_failures;
+        log_line("cannot subscribe to " + topic);
+      }
+    });
   }
 
   // Publishes a copy of m on `topic` if someone listens (the channel is advertised on first use).

@@ -30,6 +30,9 @@ struct Counters {
   std::atomic<std::uint64_t> dropped{0};            ///< incoming messages dropped (queue full)
   std::atomic<std::uint64_t> publish_failures{0};   ///< Publish() returned false
   std::atomic<std::uint64_t> rejected_requests{0};  ///< service requests answered false
+  std::atomic<std::uint64_t> subscribe_failures{0};  ///< Subscribe() returned false
+  /// Older clock messages skipped because a newer one was queued in the same Outbox batch.
+  std::atomic<std::uint64_t> conflated{0};
 };
 
 /// Published on the world's EventBus by the world transport system in configure (after every

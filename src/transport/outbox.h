@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +27,10 @@ class Outbox {
   struct Channel {
     std::string topic, type;
     std::atomic<bool> connected{false};  ///< a subscriber is connected (refreshed every ~10 ms)
+    /// Only the newest queued message matters (a clock): when several wait in one batch, the
+    /// older ones are skipped and counted (Counters::conflated).
+    bool latest_only = false;
+    std::uint64_t seen = 0;                    // publisher thread only: last batch with one
     ignition::transport::Node::Publisher pub;  // publisher thread only
     bool ready = false;                        // publisher thread only
   };
@@ -38,11 +43,16 @@ class Outbox {
   /// The channel for `topic` (advertised as `type` by the publisher thread, once). Thread-safe;
   /// the pointer stays valid for the Outbox's lifetime. @throws Error if the topic is already a
   /// channel of another type.
-  Channel* channel(const std::string& topic, const std::string& type);
+  Channel* channel(const std::string& topic, const std::string& type, bool latest_only = false);
   /// Queues `m` for publication on `ch`. Thread-safe.
   void send(Channel* ch, std::unique_ptr<google::protobuf::Message> m);
-  /// Waits until every channel created so far is advertised (configure calls it, so that the
-  /// world's topics are listed as soon as the world runs).
+  /// Runs `task` on the publisher thread, in order with the channels and tasks queued before it.
+  /// For every other call into ignition-transport from the step thread (Node::Subscribe): the
+  /// step thread never waits on transport's lock, so it cannot deadlock with an in-process
+  /// service callback that waits for the step thread. Thread-safe.
+  void run(std::function<void()> task);
+  /// Waits until every channel created and every task queued so far is done (configure calls
+  /// it, so that the world's topics are listed and subscribed as soon as the world runs).
   void flush();
 
  private:
@@ -55,6 +65,7 @@ class Outbox {
   std::condition_variable cv_, done_cv_;
   std::vector<std::unique_ptr<Channel>> channels_;
   std::vector<Channel*> to_advertise_;
+  std::vector<std::function<void()>> tasks_;
   std::deque<std::pair<Channel*, std::unique_ptr<google::protobuf::Message>>> queue_;
   std::uint64_t generation_ = 0, advertised_generation_ = 0;
   bool quit_ = false;

@@ -24,6 +24,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/sdf/world_loader.h"
+#include "kestrel/sdf/world_setup.h"
 #include "kestrel/transport/transport.h"
 #include "transport/common.h"
 
@@ -114,7 +115,10 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
                                        for (const auto& f : q.data())
                                          made.push_back(create(f, run));
                                      } catch (...) {
-                                       for (auto e : made) run.registry().remove_now(e);
+                                       for (auto e : made) {
+                                         run.remove_systems_of(e);
+                                         run.registry().remove_now(e);
+                                       }
                                        throw;
                                      }
                                    });
@@ -169,7 +173,6 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
   // ---- create ----------------------------------------------------------------------------------
 
   ecs::Entity create(const msgs::EntityFactory& q, sim::Runner& run) {
-    auto& reg = run.registry();
     if (!q.relative_to().empty() && q.relative_to() != "world") {
       throw Rejected{"relative_to '" + q.relative_to() + "' is not supported (only the world)"};
     }
@@ -179,10 +182,10 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     if (pose && !pose->Pos().IsFinite()) throw Rejected{"pose is not finite"};
     switch (q.from_case()) {
       case msgs::EntityFactory::kSdf:
-        return spawn_file(spool(q.sdf()), q.name(), q.allow_renaming(), pose, reg);
+        return spawn_file(spool(q.sdf()), q.name(), q.allow_renaming(), pose, run);
       case msgs::EntityFactory::kSdfFilename:
         return spawn_file(resolve_model_file(q.sdf_filename()), q.name(), q.allow_renaming(), pose,
-                          reg);
+                          run);
       case msgs::EntityFactory::kCloneName:
         return clone(q.clone_name(), q.name(), q.allow_renaming(), pose, run);
       case msgs::EntityFactory::kModel:
@@ -232,7 +235,8 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
   }
 
   ecs::Entity spawn_file(const fs::path& file, const std::string& name, bool allow_renaming,
-                         std::optional<Pose3d> pose, ecs::Registry& reg) {
+                         std::optional<Pose3d> pose, sim::Runner& run) {
+    auto& reg = run.registry();
     // The model's own name comes from the file; ModelCache tells on a clash, so find it first.
     std::string base = name;
     if (base.empty()) base = model_name_in(file);
@@ -250,9 +254,7 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
         }
       }
     } else if (!plugins.empty()) {
-      problem = "the model declares plugin '" + plugins.front().name + "' (" +
-                plugins.front().filename +
-                "): systems cannot be added to a running world; put the model in the world file";
+      problem = add_plugins(plugins, run);
     }
     if (!problem.empty()) {
       reg.remove_now(e);
@@ -260,6 +262,29 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     }
     for (const auto& f : findings.items()) detail::log_line(sdf::format_finding(f));
     return e;
+  }
+
+  // The spawned model's plugins, resolved as the world loader resolves them (built-in list,
+  // then system libraries on the plugin path; unresolved is an error) and configured now, in
+  // priority order. Returns the problem, empty on success (then nothing was added).
+  static std::string add_plugins(const std::vector<sdf::PluginDecl>& plugins, sim::Runner& run) {
+    sdf::ResolveOptions options;
+    options.strict = true;
+    sdf::Findings findings;
+    auto planned = sdf::plan_plugins(plugins, run.registry(), options, findings);
+    for (const auto& f : findings.items()) {
+      if (f.severity == sdf::Severity::kError) return sdf::format_finding(f);
+    }
+    std::vector<sim::NewSystem> systems;
+    for (auto& p : planned) {
+      systems.push_back({std::move(p.system), p.entity, p.config, p.name, p.origin});
+    }
+    try {
+      run.add_systems_now(std::move(systems));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return {};
   }
 
   static std::string model_name_in(const fs::path& file_or_dir) {
@@ -294,10 +319,14 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
       throw Rejected{"clone_name '" + source + "': no model of that name in the world"};
     }
     const auto subtree = reg.descendants(src);
+    // A copy carries what the source's systems wrote at configure (their registrations on the
+    // model), so configuring them again on the copy is not sound: refused.
     for (const auto& s : run.systems()) {
-      if (s.entity == src || std::find(subtree.begin(), subtree.end(), s.entity) != subtree.end()) {
+      if (s.active &&
+          (s.entity == src || std::find(subtree.begin(), subtree.end(), s.entity) != subtree.end())) {
         throw Rejected{"clone_name '" + source + "': the model has system " + s.name +
-                       " attached, which cannot be added to a running world"};
+                       " attached; spawn it from its SDF instead (sdf or sdf_filename), which "
+                       "brings its plugins"};
       }
     }
     const std::string n =
@@ -371,11 +400,8 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     if (!is_model && !is_light) {
       throw Rejected{"remove: " + reg.describe(e) + " is not a model or a light"};
     }
-    for (const auto& s : run.systems()) {
-      if (s.entity == e) {
-        throw Rejected{"remove: " + reg.describe(e) + " has system " + s.name + " attached"};
-      }
-    }
+    // Its systems go now, before they could run on an entity being removed.
+    run.remove_systems_of(e);
     reg.request_remove(e, true);
   }
 

@@ -9,6 +9,9 @@
 #include <ignition/msgs/world_control.pb.h>
 #include <ignition/msgs/world_stats.pb.h>
 
+#include <cmath>
+#include <optional>
+
 #include "kestrel/components/model.h"
 #include "kestrel/components/world.h"
 #include "kestrel/transport/transport.h"
@@ -40,6 +43,11 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     }
   }
 
+  ~WorldTransport() override {
+    if (outbox_) outbox_->flush();  // no queued Subscribe runs after node_ is gone
+    node_.reset();
+  }
+
   void configure(ecs::Entity, const Element&, ecs::Registry& registry,
                  sim::EventBus& events) override {
     world_ =
@@ -69,8 +77,8 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     const std::string clock_type = msgs::Clock().GetTypeName();
     stats_pub_ = outbox_->channel(prefix_ + "/stats", stats_type);
     stats_pub_root_ = outbox_->channel("/stats", stats_type);
-    clock_pub_ = outbox_->channel(prefix_ + "/clock", clock_type);
-    clock_pub_root_ = outbox_->channel("/clock", clock_type);
+    clock_pub_ = outbox_->channel(prefix_ + "/clock", clock_type, /*latest_only=*/true);
+    clock_pub_root_ = outbox_->channel("/clock", clock_type, /*latest_only=*/true);
 
     bridges_ = std::make_unique<detail::Bridges>(runner_, *node_, counters_, *outbox_);
     bridges_->configure(registry);
@@ -133,6 +141,8 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     add_header_value(h, "dropped_messages", counters_.dropped.load());
     add_header_value(h, "publish_failures", counters_.publish_failures.load());
     add_header_value(h, "rejected_requests", counters_.rejected_requests.load());
+    add_header_value(h, "subscribe_failures", counters_.subscribe_failures.load());
+    add_header_value(h, "conflated_clock_messages", counters_.conflated.load());
     detail::to_msg(now_sim, m.mutable_sim_time());
     detail::to_msg(info.real_time, m.mutable_real_time());
     detail::to_msg(Duration{0}, m.mutable_pause_time());
@@ -155,15 +165,13 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
   // Gazebo's order: reset, then pause / step / multi_step, then run_to_sim_time.
   bool control(const msgs::WorldControl& req, msgs::Boolean& rep) {
     const std::string svc = prefix_ + "/control";
-    if (req.seed() != 0 && req.seed() != runner_.options().seed) {
-      return reject(rep, fmt::format("{}: seed {} refused: the world seed ({}) is fixed when "
-                                     "systems are configured; start with kestrel run --seed {}",
-                                     svc, req.seed(), runner_.options().seed, req.seed()));
-    }
     if (req.has_reset() && req.reset().model_only()) {
       return reject(rep, svc + ": reset.model_only is not supported (use all or time_only)");
     }
     if (req.has_reset()) runner_.request_reset(req.reset().time_only() && !req.reset().all());
+    // proto3: seed 0 means "not given". Applied at the end of this step boundary, after a reset
+    // in the same request.
+    if (req.seed() != 0) runner_.set_seed(req.seed());
     if (req.multi_step() > 0) {
       runner_.step_n(req.multi_step());
     } else if (req.step()) {
@@ -183,36 +191,78 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     return true;
   }
 
-  // Only the fields a request carries change (PITFALLS 13). proto3 scalars have no presence:
-  // max_step_size and real_time_factor count as present when > 0, as in Gazebo.
+  // Only the fields a request carries change (PITFALLS 13). Messages (gravity, magnetic_field)
+  // have presence. proto3 scalars do not: max_step_size and real_time_factor count as present
+  // when > 0, as in Gazebo, or when named in the header's "set_fields" data (the only way to
+  // ask for real_time_factor 0, "as fast as possible").
   bool set_physics(const msgs::Physics& req, msgs::Boolean& rep) {
     const std::string svc = prefix_ + "/set_physics";
-    if (req.has_gravity() || req.has_magnetic_field()) {
-      return reject(rep, svc +
-                             ": changing gravity or the magnetic field at run time is not "
-                             "supported (set them in the world's SDF); nothing changed");
+    bool named_step = false, named_rtf = false;
+    for (const auto& d : req.header().data()) {
+      if (d.key() != "set_fields") continue;
+      for (const auto& f : d.value()) {
+        if (f == "max_step_size") {
+          named_step = true;
+        } else if (f == "real_time_factor") {
+          named_rtf = true;
+        } else if (f != "gravity" && f != "magnetic_field") {
+          return reject(rep, fmt::format("{}: header set_fields names '{}': expected "
+                                         "max_step_size, real_time_factor, gravity or "
+                                         "magnetic_field; nothing changed",
+                                         svc, f));
+        }
+      }
     }
-    if (req.max_step_size() < 0 || req.real_time_factor() < 0 ||
-        !std::isfinite(req.max_step_size()) || !std::isfinite(req.real_time_factor())) {
+    const double step_s = req.max_step_size(), rtf = req.real_time_factor();
+    if (step_s < 0 || rtf < 0 || !std::isfinite(step_s) || !std::isfinite(rtf)) {
       return reject(rep, fmt::format("{}: max_step_size and real_time_factor must be >= 0 "
-                                     "(0 = unchanged), found {} s and {}; nothing changed",
-                                     svc, req.max_step_size(), req.real_time_factor()));
+                                     "(0 = unchanged unless named in header set_fields), found "
+                                     "{} s and {}; nothing changed",
+                                     svc, step_s, rtf));
     }
-    const Duration dt = from_seconds(req.max_step_size());
-    if (req.max_step_size() > 0 && dt <= Duration{0}) {
-      return reject(rep,
-                    fmt::format("{}: max_step_size {} s is below 1 ns", svc, req.max_step_size()));
+    const bool set_step = step_s > 0 || named_step, set_rtf = rtf > 0 || named_rtf;
+    const Duration dt = from_seconds(step_s);
+    if (set_step && dt <= Duration{0}) {
+      return reject(rep, fmt::format("{}: max_step_size {} s is below 1 ns; nothing changed", svc,
+                                     step_s));
     }
-    if (req.max_step_size() > 0) runner_.set_step_size(dt);
-    if (req.real_time_factor() > 0) runner_.set_real_time_factor(req.real_time_factor());
-    const double rtf = req.real_time_factor();
-    runner_.post([dt, rtf](sim::Runner& r) {
-      auto* p = r.registry().try_get<c::PhysicsParams>(r.world());
-      if (!p) return;
-      if (dt > Duration{0}) p->max_step_size = dt;
-      if (rtf > 0) p->real_time_factor = rtf;
-      r.registry().mark_changed<c::PhysicsParams>(r.world());
-    });
+    auto vec = [](const msgs::Vector3d& v) { return ignition::math::Vector3d(v.x(), v.y(), v.z()); };
+    std::optional<ignition::math::Vector3d> gravity, field;
+    if (req.has_gravity()) gravity = vec(req.gravity());
+    if (req.has_magnetic_field()) field = vec(req.magnetic_field());
+    for (const auto* v : {&gravity, &field}) {
+      if (*v && !(*v)->IsFinite()) {
+        return reject(rep, fmt::format("{}: gravity and magnetic_field must be finite, found "
+                                       "({}, {}, {}); nothing changed",
+                                       svc, (*v)->X(), (*v)->Y(), (*v)->Z()));
+      }
+    }
+    // Applied on the step thread so that a refusal there (magnetic field with spherical
+    // coordinates) still changes nothing.
+    auto result = detail::on_step_thread<std::string>(
+        runner_,
+        [=](sim::Runner& r) -> std::string {
+          auto& reg = r.registry();
+          const ecs::Entity w = r.world();
+          if (field && reg.has<c::SphericalCoordinates>(w)) {
+            return "magnetic_field cannot be set in a world with <spherical_coordinates>: the "
+                   "magnetometer uses the World Magnetic Model there";
+          }
+          if (set_step) r.set_step_size(dt);
+          if (set_rtf) r.set_real_time_factor(rtf);
+          if (auto* p = reg.try_get<c::PhysicsParams>(w); p && (set_step || set_rtf)) {
+            if (set_step) p->max_step_size = dt;
+            if (set_rtf) p->real_time_factor = rtf;
+            reg.mark_changed<c::PhysicsParams>(w);
+          }
+          // Physics compiles gravity into its model: it rebuilds when Gravity changes.
+          if (gravity) reg.set<c::Gravity>(w, c::Gravity{*gravity});
+          if (field) reg.set<c::MagneticField>(w, c::MagneticField{*field});
+          return {};
+        },
+        options_.request_timeout);
+    if (!result) return reject(rep, svc + ": the world did not run the request in time");
+    if (!result->empty()) return reject(rep, svc + ": " + *result + "; nothing changed");
     rep.set_data(true);
     return true;
   }

@@ -60,6 +60,13 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& world, ecs::Enti
                                         const ecs::Registry& registry,
                                         const ResolveOptions& options, Findings& findings);
 
+/// Resolves plugins declared outside a world file's load (a model spawned at run time) as
+/// plan_systems does, without Gazebo's defaults or world-level checks: unresolved plugins are
+/// findings (errors when options.strict).
+std::vector<PlannedSystem> plan_plugins(std::span<const PluginDecl> plugins,
+                                        const ecs::Registry& registry,
+                                        const ResolveOptions& options, Findings& findings);
+
 struct WorldSetupOptions {
   LoadOptions load;
   ResolveOptions resolve;

@@ -30,6 +30,12 @@ struct SystemEntry {
   std::string name;                       ///< e.g. "kestrel::systems::Physics"
   std::string origin;                     ///< where it came from: "world.sdf:12", "default"
   int priority = priority::kDefault;
+  /// Added before configure() (from the world file or by the caller); false for systems added
+  /// at run time with add_systems_now(), which reset() drops.
+  bool initial = true;
+  /// Takes part in the phases. remove_systems_of() clears it on initial systems (reset() brings
+  /// them back with their entity) and destroys run-time ones.
+  bool active = true;
   // Phase interfaces (null if not implemented), resolved once at add time.
   ISystemConfigurePriority* configure_priority = nullptr;
   ISystemConfigure* configure = nullptr;
@@ -37,6 +43,15 @@ struct SystemEntry {
   ISystemUpdate* update = nullptr;
   ISystemPostUpdate* post_update = nullptr;
   ISystemReset* reset = nullptr;
+};
+
+/// A system to add to a running world (Runner::add_systems_now).
+struct NewSystem {
+  std::unique_ptr<System> system;
+  ecs::Entity entity = ecs::kNullEntity;  ///< what it is attached to (e.g. a spawned model)
+  std::shared_ptr<const Element> config;  ///< its <plugin> element (or null: an empty one)
+  std::string name;                       ///< e.g. "kestrel::systems::MulticopterMotorModel"
+  std::string origin;                     ///< e.g. "/world/w/create: <model name='x3'>"
 };
 
 /// Run statistics. RTF is over a sliding window of the last ~1 s of wall time.
@@ -52,6 +67,18 @@ struct RunStats {
 /// Published on the EventBus after each step (after PostUpdate, before end_step).
 struct StepDone {
   UpdateInfo info;
+};
+
+/// Published on the EventBus when the world seed changes at run time (Runner::set_seed), at a
+/// step boundary, on the step thread. Systems with random streams derive them again from
+/// `seed`, so that noise after the change depends only on the seed and the sim time.
+struct WorldSeedChanged {
+  std::uint64_t seed = 0;  ///< the new world seed
+  /// The world's registry temporarily restored to its initial state (right after configure)
+  /// with WorldSeed = seed: streams are derived from the same context as at configure (e.g. a
+  /// reference altitude). Anything a handler writes to it is discarded. Entities created after
+  /// configure are not alive in it.
+  ecs::Registry* initial_state = nullptr;
 };
 
 class Runner {
@@ -86,8 +113,20 @@ class Runner {
   SystemEntry& add_system(std::unique_ptr<System> system, ecs::Entity entity,
                           std::shared_ptr<const Element> config, std::string name,
                           std::string origin);
-  /// Systems in run order (ascending priority, ties in add order).
+  /// Systems in run order (ascending priority, ties in add order), inactive ones included.
   const std::vector<SystemEntry>& systems() const { return systems_; }
+
+  /// Adds systems to the configured world, e.g. the plugins of a model spawned at run time.
+  /// Call on the step thread at a step boundary (from a function given to post()). Each one's
+  /// configure_priority, then configure, run now in priority order; they join the phases from
+  /// the next one in priority order (after running systems of equal priority). reset() drops
+  /// them, as it drops their entities. @throws Error from a configure: then none is added
+  /// (the caller removes what they were for).
+  void add_systems_now(std::vector<NewSystem> systems);
+  /// Takes out every system attached to `root` or to an entity below it (a model being
+  /// removed): run-time ones are destroyed, initial ones are set inactive until reset().
+  /// Call on the step thread at a step boundary. Returns how many were taken out.
+  std::size_t remove_systems_of(ecs::Entity root);
 
   /// Orders systems, runs configure_priority then configure on each, ends the setup step and
   /// takes the initial snapshot used by reset. @throws Error from any system's configure.
@@ -118,6 +157,10 @@ class Runner {
   void request_reset(bool time_only = false);
   void set_real_time_factor(double rtf);
   void set_step_size(Duration dt);
+  /// Sets the world seed (components::WorldSeed) at the end of the current step boundary and
+  /// publishes WorldSeedChanged, so random streams restart from it: the same seed set at the
+  /// same sim time gives bit-identical noise afterwards. reset() returns to the initial seed.
+  void set_seed(std::uint64_t seed);
   /// Runs fn on the step thread at the next boundary (for requests that touch the registry).
   void post(std::function<void(Runner&)> fn);
 
@@ -129,6 +172,11 @@ class Runner {
 
  private:
   void apply_control();
+  void end_step();
+  SystemEntry make_entry(std::unique_ptr<System> system, ecs::Entity entity,
+                         std::shared_ptr<const Element> config, std::string name,
+                         std::string origin) const;
+  void rebuild_phases();
   void post_update_phase();
   void pace(std::chrono::steady_clock::time_point step_start);
 
@@ -145,6 +193,7 @@ class Runner {
   bool paused_ = false;
   std::uint64_t steps_pending_ = 0;       // multi_step while paused
   std::optional<Duration> run_to_;        // run_to_sim_time target
+  std::optional<std::uint64_t> seed_;     // set_seed, applied at the end of the step
   std::atomic<bool> stop_requested_{false};
 
   mutable std::mutex control_mutex_;

@@ -16,6 +16,7 @@
 #include "kestrel/components/world.h"
 #include "kestrel/core/element.h"
 #include "kestrel/ecs/registry.h"
+#include "kestrel/sim/runner.h"
 #include "kestrel/system.h"
 
 namespace kestrel::sensors {
@@ -97,7 +98,7 @@ class SensorSystem : public System,
   int priority() const override { return priority::kPostPhysicsSensors; }
 
   void configure(ecs::Entity entity, const Element& config, ecs::Registry& registry,
-                 sim::EventBus&) override {
+                 sim::EventBus& events) override {
     reject_unread(config, "this system has no parameters");
     world_ = entity;
     while (world_ != ecs::kNullEntity && !registry.has<components::World>(world_)) {
@@ -110,6 +111,9 @@ class SensorSystem : public System,
       if (serves(s.type)) adopt(e, registry);
     });
     initial_ = instances_;
+    // A run-time seed change (sim::Runner::set_seed): noise restarts from the new seed.
+    reseed_ = events.subscribe<sim::WorldSeedChanged>(
+        [this](const sim::WorldSeedChanged& e) { reseed(*e.initial_state); });
   }
 
   void update(const UpdateInfo& info, ecs::Registry& registry) override {
@@ -149,6 +153,22 @@ class SensorSystem : public System,
     return false;
   }
   void adopt(ecs::Entity e, ecs::Registry& registry) {
+    instances_.push_back(build(e, registry));
+  }
+  // Each sensor present at configure is made again from that state with the new seed (same
+  // references, fresh noise streams), keeping its schedule. Sensors spawned later keep theirs.
+  void reseed(ecs::Registry& initial_state) {
+    for (auto& inst : instances_) {
+      if (!initial_state.alive(inst.entity) ||
+          !initial_state.has<components::Sensor>(inst.entity)) {
+        continue;
+      }
+      Instance fresh = build(inst.entity, initial_state);
+      fresh.schedule = inst.schedule;
+      inst = std::move(fresh);
+    }
+  }
+  Instance build(ecs::Entity e, ecs::Registry& registry) {
     SensorContext ctx;
     ctx.entity = e;
     ctx.parent = registry.parent(e);
@@ -165,11 +185,12 @@ class SensorSystem : public System,
     Instance inst = make(ctx, registry);
     inst.entity = e;
     inst.schedule = Schedule(ctx.sensor->update_rate);
-    instances_.push_back(std::move(inst));
+    return inst;
   }
 
   ecs::Entity world_ = ecs::kNullEntity;
   std::vector<Instance> instances_, initial_;
+  sim::EventBus::Subscription reseed_;
 };
 
 }  // namespace kestrel::sensors

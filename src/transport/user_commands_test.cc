@@ -1,0 +1,200 @@
+// UserCommands with systems: a spawned model brings its plugins (configured at the step
+// boundary, removed with the model, dropped by reset), and the step thread never waits on
+// ignition-transport's lock (a new command topic is subscribed while an in-process service
+// callback holds that lock and waits for the step thread). Runs inside scripts/netns.
+#include "testing/quad_world.h"
+#include "transport/common_test.h"
+
+namespace kestrel::transport {
+namespace {
+
+using namespace kestrel::transport::test_support;  // NOLINT: the fixture and its aliases
+
+std::string quad_sdf(const std::string& name) {
+  systems::testing::QuadOptions o;
+  o.name = name;
+  o.z = 3;
+  o.x = 5;
+  return "<?xml version=\"1.0\"?><sdf version=\"1.9\">" + systems::testing::quad_model(o) +
+         "</sdf>";
+}
+
+class UserCommandsTest : public TransportTest {
+ protected:
+  // Systems attached to the model named `name` or below it (0 when it does not exist).
+  std::size_t systems_of(const std::string& name) {
+    return *detail::on_step_thread<std::size_t>(
+        *runner_,
+        [name](sim::Runner& r) {
+          const auto& reg = r.registry();
+          const auto m = reg.child_by_name(r.world(), name);
+          std::size_t n = 0;
+          for (const auto& s : r.systems()) {
+            for (auto e = s.entity; m != ecs::kNullEntity && e != ecs::kNullEntity;
+                 e = reg.parent(e)) {
+              if (e == m && s.active) {
+                ++n;
+                break;
+              }
+            }
+          }
+          return n;
+        },
+        std::chrono::seconds(5));
+  }
+
+  std::size_t system_count() {
+    return *detail::on_step_thread<std::size_t>(
+        *runner_, [](sim::Runner& r) { return r.systems().size(); }, std::chrono::seconds(5));
+  }
+
+  bool create(const std::string& sdf) {
+    msgs::EntityFactory f;
+    f.set_sdf(sdf);
+    return call_bool("/world/tw/create", f);
+  }
+
+  // Publishes `velocity` on `topic` until the model's ActuatorCommands shows it.
+  bool command(const std::string& topic, const std::string& model, double velocity) {
+    auto pub = node_->Advertise<msgs::Actuators>(topic);
+    msgs::Actuators a;
+    for (int i = 0; i < 4; ++i) a.add_velocity(velocity);
+    for (int i = 0; i < 500; ++i) {
+      pub.Publish(a);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      const bool seen = *detail::on_step_thread<bool>(
+          *runner_,
+          [&](sim::Runner& r) {
+            const auto m = r.registry().child_by_name(r.world(), model);
+            const auto* cmd = r.registry().try_get<c::ActuatorCommands>(m);
+            return cmd && cmd->velocity.size() == 4 && cmd->velocity[0] == velocity;
+          },
+          std::chrono::seconds(5));
+      if (seen) return true;
+    }
+    return false;
+  }
+};
+
+TEST_F(UserCommandsTest, SpawnedModelBringsItsPluginsAndTakesThemAway) {
+  start(false);
+  const std::size_t before = system_count();
+  ASSERT_TRUE(create(quad_sdf("x3")));
+  EXPECT_EQ(systems_of("x3"), 4u) << "one MulticopterMotorModel per rotor";
+  // In priority order: the motor models (pre-physics) run before Physics.
+  const auto order = *detail::on_step_thread<std::vector<std::string>>(
+      *runner_,
+      [](sim::Runner& r) {
+        std::vector<std::string> v;
+        for (const auto& s : r.systems()) v.push_back(s.name);
+        return v;
+      },
+      std::chrono::seconds(5));
+  const auto motor = std::find(order.begin(), order.end(),
+                               "kestrel::systems::MulticopterMotorModel");
+  const auto physics = std::find(order.begin(), order.end(), "kestrel::systems::Physics");
+  ASSERT_NE(motor, order.end());
+  EXPECT_LT(motor - order.begin(), physics - order.begin());
+
+  // The motor models run: commanded speeds become rotor speeds and thrust.
+  ASSERT_TRUE(command("/x3/command/motor_speed", "x3", 700));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) {
+    const auto m = r.registry().child_by_name(r.world(), "x3");
+    const auto* w = r.registry().try_get<c::RotorVelocities>(m);
+    return w && w->velocity.size() == 4 && w->velocity[0] > 600;
+  }));
+
+  // A clone would carry what the motor models wrote at configure: refused, loudly.
+  msgs::EntityFactory clone;
+  clone.set_clone_name("x3");
+  clone.set_name("x3b");
+  EXPECT_FALSE(call_bool("/world/tw/create", clone));
+  EXPECT_EQ(model("x3b"), ecs::kNullEntity);
+
+  // Removing the model removes its systems; the world keeps running.
+  msgs::Entity rm;
+  rm.set_name("x3");
+  rm.set_type(msgs::Entity::MODEL);
+  ASSERT_TRUE(call_bool("/world/tw/remove/blocking", rm));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) {
+    return r.registry().child_by_name(r.world(), "x3") == ecs::kNullEntity;
+  }));
+  EXPECT_EQ(system_count(), before);
+  const auto it = iterations();
+  ASSERT_TRUE(wait_for([it](sim::Runner& r) { return r.info().iterations > it + 10; }));
+
+  // Spawned again, then reset: the initial world has neither the model nor its systems.
+  ASSERT_TRUE(create(quad_sdf("x3")));
+  EXPECT_EQ(systems_of("x3"), 4u);
+  ASSERT_TRUE(control("pause: true reset { all: true }"));
+  ASSERT_TRUE(wait_for([](sim::Runner& r) { return r.info().iterations == 0; }));
+  EXPECT_EQ(system_count(), before);
+  EXPECT_EQ(systems_of("x3"), 0u);
+}
+
+TEST_F(UserCommandsTest, SpawnedModelWithABadPluginIsRefusedWhole) {
+  start(true);
+  std::string unknown = quad_sdf("x3");
+  unknown.replace(unknown.find("</model>"), 0,
+                  "<plugin filename=\"libno_such_system.so\" name=\"no::Such\"/>");
+  EXPECT_FALSE(create(unknown));
+  std::string bad = quad_sdf("x3");
+  const std::string dir = "<turningDirection>ccw</turningDirection>";
+  bad.replace(bad.find(dir), dir.size(), "<turningDirection>sideways</turningDirection>");
+  EXPECT_FALSE(create(bad));
+  EXPECT_EQ(model("x3"), ecs::kNullEntity);
+  EXPECT_EQ(systems_of("x3"), 0u);
+  EXPECT_TRUE(create(quad_sdf("x3")));
+}
+
+// ignition-transport runs an in-process service callback under its own lock. Here a callback
+// holds it while the world adds a command topic and steps on: the step thread must not call
+// into transport itself (the subscription is made on the Outbox thread).
+TEST_F(UserCommandsTest, StepThreadNeverWaitsOnTransportsLock) {
+  ecs::Entity box = ecs::kNullEntity;
+  start(false, [&](sim::Runner& r) { box = r.registry().child_by_name(r.world(), "box"); });
+  std::function<bool(const msgs::Empty&, msgs::Boolean&)> hold = [&](const msgs::Empty&,
+                                                                       msgs::Boolean& rep) {
+    auto added = detail::on_step_thread<bool>(
+        *runner_,
+        [box](sim::Runner& r) {
+          r.registry().set<c::ActuatorCommandTopic>(box, {"/box/command/motor_speed"});
+          return true;
+        },
+        std::chrono::seconds(5));
+    const auto t0 = runner_->info().iterations;
+    bool stepped = false;
+    for (int i = 0; i < 200 && !stepped; ++i) {
+      auto it = detail::on_step_thread<std::uint64_t>(
+          *runner_, [](sim::Runner& r) { return r.info().iterations; }, std::chrono::seconds(5));
+      stepped = it && *it > t0 + 20;
+    }
+    rep.set_data(added.value_or(false) && stepped);
+    return true;
+  };
+  ASSERT_TRUE(node_->Advertise("/test/hold", hold));
+  msgs::Boolean rep;
+  bool result = false;
+  ASSERT_TRUE(node_->Request("/test/hold", msgs::Empty(), 30000u, rep, result));
+  EXPECT_TRUE(result && rep.data()) << "the step thread stalled while transport's lock was held";
+  // The subscription was made afterwards, off the step thread: commands arrive.
+  auto pub = node_->Advertise<msgs::Actuators>("/box/command/motor_speed");
+  msgs::Actuators a;
+  a.add_velocity(42);
+  bool seen = false;
+  for (int i = 0; i < 500 && !seen; ++i) {
+    pub.Publish(a);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    seen = *detail::on_step_thread<bool>(
+        *runner_,
+        [box](sim::Runner& r) {
+          const auto* cmd = r.registry().try_get<c::ActuatorCommands>(box);
+          return cmd && cmd->velocity == std::vector<double>{42};
+        },
+        std::chrono::seconds(5));
+  }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace kestrel::transport
