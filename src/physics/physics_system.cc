@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <vector>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/world.h"
@@ -17,6 +18,7 @@ namespace c = kestrel::components;
 class PhysicsSystem final : public System,
                             public ISystemConfigure,
                             public ISystemUpdate,
+                            public ISystemPostUpdate,
                             public ISystemReset {
  public:
   int priority() const override { return priority::kPhysics; }
@@ -42,18 +44,30 @@ class PhysicsSystem final : public System,
     // A changed world Gravity (set_physics at run time) is compiled into the model: rebuild too.
     const auto counts = structure_counts(registry);
     const auto g = gravity(registry);
-    if (structure_changed(registry) || counts != counts_ || g != gravity_) {
+    structural(registry, seen_);
+    if (late_ || !seen_.empty() || counts != counts_ || g != gravity_) {
       engine_->build(registry, world_);
     }
+    late_ = false;
     counts_ = counts;
     gravity_ = g;
     engine_->step(info.dt, registry);
+  }
+
+  // Links, joints or collisions created or removed after Physics ran (by a later Update system,
+  // or while paused) leave the registry's lists at end_step: note them now for the next step.
+  void post_update(const UpdateInfo&, const ecs::Registry& registry) override {
+    structural(registry, scratch_);
+    if (scratch_ != seen_) late_ = true;
+    seen_.clear();
   }
 
   void reset(const UpdateInfo&, ecs::Registry& registry) override {
     engine_->reset(registry);
     counts_ = structure_counts(registry);
     gravity_ = gravity(registry);
+    seen_.clear();
+    late_ = false;
   }
 
  private:
@@ -67,24 +81,24 @@ class PhysicsSystem final : public System,
     return g ? g->value : c::Gravity{}.value;
   }
 
-  static bool structure_changed(const ecs::Registry& r) {
-    bool changed = false;
-    auto hit = [&](ecs::Entity, const auto&) {
-      changed = true;
-      return false;
-    };
-    r.each_new<c::Link>(hit);
-    if (!changed) r.each_new<c::Joint>(hit);
-    if (!changed) r.each_new<c::Collision>(hit);
-    if (!changed) r.each_removed<c::Link>(hit);
-    if (!changed) r.each_removed<c::Joint>(hit);
-    if (!changed) r.each_removed<c::Collision>(hit);
-    return changed;
+  // The links, joints and collisions created or pending removal this step (usually none).
+  static void structural(const ecs::Registry& r, std::vector<ecs::Entity>& out) {
+    out.clear();
+    auto add = [&](ecs::Entity e, const auto&) { out.push_back(e); };
+    r.each_new<c::Link>(add);
+    r.each_new<c::Joint>(add);
+    r.each_new<c::Collision>(add);
+    r.each_removed<c::Link>(add);
+    r.each_removed<c::Joint>(add);
+    r.each_removed<c::Collision>(add);
   }
 
   ecs::Entity world_ = ecs::kNullEntity;
   std::array<std::size_t, 3> counts_{};  // links, joints, collisions at the last build
   ignition::math::Vector3d gravity_;     // world gravity at the last build [m/s²]
+  std::vector<ecs::Entity> seen_;        // structural changes this step's Update saw
+  std::vector<ecs::Entity> scratch_;
+  bool late_ = false;                    // structural changes after Update: rebuild next step
   std::unique_ptr<PhysicsEngine> engine_;
 };
 

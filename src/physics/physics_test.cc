@@ -340,6 +340,37 @@ TEST(Physics, SpawnAndRemoveRebuildAndCarryStateAcross) {
               1e-9);
 }
 
+// A system after Physics in Update that swaps one model for another in the same step: the
+// counts are unchanged and the new entities leave the "new" list at end_step, so only Physics'
+// own PostUpdate look at the step's structural changes catches it.
+TEST(Physics, ModelSwappedAfterPhysicsInTheSameStepIsSimulatedNextStep) {
+  TestWorld w;
+  const auto a = w.box("a", {0, 0, 10}, {0.1, 0.1, 0.1}, 1.0);
+  struct Swapper final : System, ISystemUpdate {
+    int priority() const override { return priority::kPhysics + 1; }
+    void update(const UpdateInfo& info, ecs::Registry& r) override {
+      if (info.iterations != 99) return;
+      r.request_remove(old_model);
+      spawned = world->box("b", {2, 0, 10}, {0.1, 0.1, 0.1}, 1.0);
+    }
+    TestWorld* world = nullptr;
+    ecs::Entity old_model = ecs::kNullEntity;
+    ecs::Entity spawned = ecs::kNullEntity;
+  };
+  auto swapper = std::make_unique<Swapper>();
+  swapper->world = &w;
+  swapper->old_model = a;
+  Swapper* sw = swapper.get();
+  w.runner->add_system(std::move(swapper), w.world(), Element::empty("plugin"), "swapper", "test");
+  w.start();
+  w.step(200);
+  ASSERT_NE(sw->spawned, ecs::kNullEntity);
+  // Built into the model at step 101 and stepped 100 times from rest.
+  const double dt = 1e-3;
+  EXPECT_NEAR(w.r().get<c::WorldPose>(link_of(w.r(), sw->spawned)).value.Pos().Z(),
+              10 - kG * dt * dt * 100 * 101 / 2, 1e-9);
+}
+
 TEST(Physics, TeleportAndVelocityCommands) {
   TestWorld w(Duration{1'000'000}, {0, 0, 0});
   const auto box = w.box("box", {0, 0, 1}, {0.1, 0.1, 0.1}, 1.0);
