@@ -400,9 +400,22 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     if (!is_model && !is_light) {
       throw Rejected{"remove: " + reg.describe(e) + " is not a model or a light"};
     }
-    // Its systems go now, before they could run on an entity being removed.
+    // Its systems go now, before they could run on an entity being removed, and so do the
+    // commands they left for Physics (which no longer simulates the model from this step on).
     run.remove_systems_of(e);
+    drop_commands(reg, e);
+    for (ecs::Entity d : reg.descendants(e)) drop_commands(reg, d);
     reg.request_remove(e, true);
+  }
+
+  static void drop_commands(ecs::Registry& reg, ecs::Entity e) {
+    drop<c::ExternalWorldWrenchCmd, c::JointForceCmd, c::JointVelocityCmd, c::JointPositionReset,
+         c::JointVelocityReset, c::WorldPoseCmd, c::LinearVelocityCmd, c::AngularVelocityCmd>(reg,
+                                                                                             e);
+  }
+  template <class... Cs>
+  static void drop(ecs::Registry& reg, ecs::Entity e) {
+    (..., (void)reg.remove<Cs>(e));
   }
 
   void set_poses(const std::vector<const msgs::Pose*>& poses, sim::Runner& run) {
