@@ -79,7 +79,6 @@ TEST_F(TransportTest, RunToSimTimeStopsThere) {
 
 TEST_F(TransportTest, UnsupportedControlIsRefused) {
   start(true);
-  EXPECT_FALSE(control("pause: true seed: 77"));
   EXPECT_FALSE(control("pause: true reset { model_only: true }"));
 }
 
@@ -98,9 +97,7 @@ TEST_F(TransportTest, SetPhysicsChangesOnlyTheFieldsGiven) {
       wait_for([](sim::Runner& r) { return r.options().step_size == Duration{2'000'000}; }));
   EXPECT_EQ(runner_->options().real_time_factor, 2.5);  // unchanged
 
-  msgs::Physics g;
-  g.mutable_gravity()->set_z(-1);
-  EXPECT_FALSE(call_bool("/world/tw/set_physics", g));
+  // Gravity, magnetic field and RTF 0: world_transport_test.cc.
 }
 
 TEST_F(TransportTest, StatsClockAndWorlds) {
