@@ -367,6 +367,7 @@ class Registry {
 
   template <class... Cs, class Self, class Fn>
   static void each_listed(Self& self, const std::vector<Entity>& list, Fn& fn) {
+    if (list.empty()) return;  // the common case: nothing created or removed this step
     each_listed<Cs...>(self, list, fn, std::index_sequence_for<Cs...>{});
   }
   template <class... Cs, class Self, class Fn, std::size_t... I>
