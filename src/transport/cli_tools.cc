@@ -128,10 +128,14 @@ int topic_publish(ignition::transport::Node& node, const TopicOptions& o, std::o
     err << "kestrel: cannot advertise [" << o.topic << "] as " << msg->GetTypeName() << "\n";
     return 1;
   }
-  // Give remote subscribers time to discover the publisher and connect.
+  // Give remote subscribers time to discover the publisher and connect. HasConnections turns
+  // true on the subscriber's discovery message, which can come before its socket has joined:
+  // a message published at once is then lost (seen with a second `topic -p` on a topic whose
+  // previous publisher had gone), so the socket gets a moment more.
   for (int i = 0; i < 150 && !pub.HasConnections(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  if (pub.HasConnections()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   if (!pub.Publish(*msg)) {
     err << "kestrel: publishing on [" << o.topic << "] failed\n";
     return 1;

@@ -42,11 +42,12 @@ pub() {  # pub TOPIC TEXT
 # Real time, long enough to send commands while it flies; the new mission is short.
 "$kestrel" run "$src/worlds/x3_mission.sdf" --rtf 2 --duration 120 > "$tmp/log" 2>&1 &
 pid=$!
+# Command topics are subscribed, not advertised (`topic -l` lists publishers): wait for the
+# world's own publications instead.
 for _ in $(seq 100); do
-  "$kestrel" topic -l 2> /dev/null | grep -q '^/model/x3/mission$' && break
+  "$kestrel" topic -l 2> /dev/null | grep -q '^/world/x3_mission/clock$' && break
   sleep 0.1
 done
-"$kestrel" topic -l | grep -q '^/world/x3_mission/fault$' || fail "no /world/x3_mission/fault topic"
 sleep 3  # at RTF 2 the mission (start 1 s) is climbing or on its first leg
 
 # Bad commands: one loud line each, nothing changes.
@@ -55,7 +56,7 @@ wait_for "rejected the mission sent on topic /model/x3/mission" || true
 grep -q "the first item must be <takeoff" "$tmp/log" || fail "rejection does not say why"
 pub /world/x3_mission/fault '<fault type="rotor" model="x3" rotor="7" efficiency="0"/>'
 wait_for "rejected the faults sent on topic /world/x3_mission/fault" || true
-grep -q "model 'x3' has no rotor 7 (4 rotors)" "$tmp/log" || fail "fault rejection does not say why"
+grep -q "model 'x3_mission::x3' has no rotor 7 (4 rotors)" "$tmp/log" || fail "fault rejection does not say why"
 grep -q '\[fault\] t=.*: rotor' "$tmp/log" && fail "a rejected fault was applied"
 
 # Good ones.
