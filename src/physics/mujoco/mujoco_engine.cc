@@ -216,6 +216,7 @@ class MujocoEngine final : public PhysicsEngine {
     }
 
     mj_step1(m_.get(), d_.get());
+    velocity_pending_ = false;
     check_warnings(r);
     add_state_components(r);
     read_state(/*all=*/true, 0);
@@ -237,11 +238,18 @@ class MujocoEngine final : public PhysicsEngine {
 
     // commands
     const int changed = apply_commands(r);
-    // re-kinematics after teleports / imposed velocities
+    // re-kinematics after teleports
     if (changed & kPosChanged) {
-      mj_step1(m, d);
-    } else if (changed & kVelChanged) {
+      mj_fwdPosition(m, d);
+      mj_sensorPos(m, d);
+      mj_energyPos(m, d);
+    }
+    // mj_step1's second half (passive and bias forces) for the velocities in force now: needed
+    // after imposed velocities, teleports, or when the previous step stopped after the first half
+    if (velocity_pending_ || changed != 0) {
       mj_fwdVelocity(m, d);
+      mj_sensorVel(m, d);
+      mj_energyVel(m, d);
     }
     // acceleration and constraint forces at time t
     mj_fwdActuation(m, d);
@@ -260,8 +268,22 @@ class MujocoEngine final : public PhysicsEngine {
     read_joint_forces(wrenches);
     // integrate to t + dt
     mj_Euler(m, d);
-    // kinematics, collision and velocities at t + dt
-    mj_step1(m, d);
+    // kinematics, collision and velocities at t + dt (mj_step1). A world whose systems impose
+    // velocities every step (multicopter rotors) would have the velocity half redone by the next
+    // step's commands: while this step had such commands, do only the first half (checks,
+    // kinematics, collision, the cvel the readout needs) and leave the rest to the next step.
+    // Both paths compute the same numbers.
+    velocity_pending_ = (changed & kVelChanged) != 0;
+    if (velocity_pending_) {
+      mj_checkPos(m, d);
+      mj_checkVel(m, d);
+      mj_fwdPosition(m, d);
+      mj_sensorPos(m, d);
+      mj_energyPos(m, d);
+      mj_comVel(m, d);
+    } else {
+      mj_step1(m, d);
+    }
     check_warnings(r);
     read_state(/*all=*/full_read_, dt_);
     full_read_ = false;
@@ -271,6 +293,7 @@ class MujocoEngine final : public PhysicsEngine {
     KESTREL_DEMAND(m0_ != nullptr);
     m_.reset(mj_copyModel(nullptr, m0_.get()));
     d_.reset(mj_copyData(nullptr, m_.get(), d0_.get()));
+    velocity_pending_ = false;  // d0_ was taken after a full mj_step1
     map_ = map0_;
     xml_ = xml0_;
     issues_ = issues0_;
@@ -282,6 +305,7 @@ class MujocoEngine final : public PhysicsEngine {
   const std::string& model_text() const override { return xml_; }
 
  private:
+  // apply_commands: a teleport or position reset; imposed velocities
   static constexpr int kPosChanged = 1, kVelChanged = 2;
 
   int jnt_id(const Jnt& j, int k) const { return m_->dof_jntid[j.dadr[k]]; }
@@ -889,6 +913,7 @@ class MujocoEngine final : public PhysicsEngine {
   ecs::Entity world_ = ecs::kNullEntity;
   double dt_ = 0;
   bool full_read_ = false;
+  bool velocity_pending_ = false;  // the last step ended after mj_step1's first half
 };
 
 }  // namespace
