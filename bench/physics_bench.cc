@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "bench/physics_worlds.h"
+#include "bench/raw_mujoco.h"
 #include "kestrel/physics/physics.h"
 
 namespace {
@@ -60,25 +61,20 @@ void BM_RawMuJoCo(benchmark::State& state) {
     return;
   }
   const std::string xml = kestrel::physics::export_mjcf(w->r(), w->world());
-  auto vfs = std::make_unique<mjVFS>();
-  mj_defaultVFS(vfs.get());
-  mj_makeEmptyFileVFS(vfs.get(), "m.xml", static_cast<int>(xml.size()));
-  std::memcpy(vfs->filedata[mj_findFileVFS(vfs.get(), "m.xml")], xml.data(), xml.size());
-  char err[1000] = "";
-  mjModel* m = mj_loadXML("m.xml", vfs.get(), err, sizeof(err));
-  mj_deleteVFS(vfs.get());
-  if (!m) {
-    state.SkipWithError(err);
+  std::unique_ptr<kestrel::bench::RawMuJoCo> raw;
+  try {
+    raw = kestrel::bench::load_raw_mujoco(xml);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
     return;
   }
-  mjData* d = mj_makeData(m);
+  mjModel* m = raw->m;
+  mjData* d = raw->d;
   for (int i = 0; i < 500; ++i) mj_step(m, d);
   for (auto _ : state) mj_step(m, d);
   state.SetLabel(kNames[state.range(0)]);
   state.counters["steps/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
-  mj_deleteData(d);
-  mj_deleteModel(m);
 }
 
 // Interleaved per world so both sides see the same machine state.

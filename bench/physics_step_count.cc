@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "bench/physics_worlds.h"
+#include "bench/raw_mujoco.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/physics/physics.h"
@@ -91,30 +92,15 @@ std::uint64_t state_digest(Registry& r) {
   return d.h;
 }
 
-struct Raw {
-  mjModel* m = nullptr;
-  mjData* d = nullptr;
-  ~Raw() {
-    if (d) mj_deleteData(d);
-    if (m) mj_deleteModel(m);
-  }
-};
+using Raw = kestrel::bench::RawMuJoCo;
 
 std::unique_ptr<Raw> load_raw(const std::string& xml) {
-  auto vfs = std::make_unique<mjVFS>();
-  mj_defaultVFS(vfs.get());
-  mj_makeEmptyFileVFS(vfs.get(), "m.xml", static_cast<int>(xml.size()));
-  std::memcpy(vfs->filedata[mj_findFileVFS(vfs.get(), "m.xml")], xml.data(), xml.size());
-  char err[1000] = "";
-  auto raw = std::make_unique<Raw>();
-  raw->m = mj_loadXML("m.xml", vfs.get(), err, sizeof(err));
-  mj_deleteVFS(vfs.get());
-  if (!raw->m) {
-    std::fprintf(stderr, "MuJoCo rejected the exported model: %s\n", err);
+  try {
+    return kestrel::bench::load_raw_mujoco(xml);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
     std::exit(1);
   }
-  raw->d = mj_makeData(raw->m);
-  return raw;
 }
 
 std::uint64_t raw_digest(const Raw& raw) {

@@ -37,6 +37,7 @@
 #include "kestrel/physics/physics.h"
 #include "kestrel/sdf/world_setup.h"
 #include "kestrel/sim/runner.h"
+#include "bench/raw_mujoco.h"
 
 namespace {
 
@@ -102,28 +103,7 @@ long contact_steps(const std::filesystem::path& world, long steps) {
   return n;
 }
 
-struct Mj {
-  mjModel* m = nullptr;
-  mjData* d = nullptr;
-  ~Mj() {
-    if (d) mj_deleteData(d);
-    if (m) mj_deleteModel(m);
-  }
-};
-
-std::unique_ptr<Mj> load_mjcf(const std::string& xml) {
-  auto vfs = std::make_unique<mjVFS>();
-  mj_defaultVFS(vfs.get());
-  mj_makeEmptyFileVFS(vfs.get(), "m.xml", static_cast<int>(xml.size()));
-  std::memcpy(vfs->filedata[mj_findFileVFS(vfs.get(), "m.xml")], xml.data(), xml.size());
-  char err[1000] = "";
-  auto mj = std::make_unique<Mj>();
-  mj->m = mj_loadXML("m.xml", vfs.get(), err, sizeof(err));
-  mj_deleteVFS(vfs.get());
-  if (!mj->m) throw kestrel::Error(std::string("x3_mission_bench: exported MJCF: ") + err);
-  mj->d = mj_makeData(mj->m);
-  return mj;
-}
+using Mj = kestrel::bench::RawMuJoCo;
 
 // Free flight: every free joint 5 m up, gravity cancelled body by body, hinges at hover speed.
 void make_flying(Mj& mj) {
@@ -139,7 +119,7 @@ void make_flying(Mj& mj) {
 }
 
 double run_raw(const std::string& xml, long steps, bool flying) {
-  auto mj = load_mjcf(xml);
+  auto mj = kestrel::bench::load_raw_mujoco(xml);
   if (flying) make_flying(*mj);
   const double t0 = thread_cpu_seconds();
   for (long i = 0; i < steps; ++i) mj_step(mj->m, mj->d);
