@@ -4,8 +4,11 @@
 
 namespace kestrel::transport::detail {
 
-Outbox::Outbox(Counters& counters, std::size_t capacity)
-    : counters_(counters), capacity_(capacity), thread_([this] { loop(); }) {}
+Outbox::Outbox(std::shared_ptr<Counters> counters, std::size_t capacity)
+    : counters_holder_(std::move(counters)),
+      counters_(*counters_holder_),
+      capacity_(capacity),
+      thread_([this] { loop(); }) {}
 
 Outbox::~Outbox() {
   {

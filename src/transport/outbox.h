@@ -35,7 +35,9 @@ class Outbox {
     bool ready = false;                        // publisher thread only
   };
 
-  Outbox(Counters& counters, std::size_t capacity = 8192);
+  /// `counters` is shared: the Outbox (and so its thread) can outlive the system that made it,
+  /// because other systems hold it too.
+  Outbox(std::shared_ptr<Counters> counters, std::size_t capacity = 8192);
   ~Outbox();
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
@@ -58,6 +60,7 @@ class Outbox {
  private:
   void loop();
 
+  std::shared_ptr<Counters> counters_holder_;
   Counters& counters_;
   const std::size_t capacity_;
   ignition::transport::Node node_;

@@ -80,7 +80,7 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     clock_pub_ = outbox_->channel(prefix_ + "/clock", clock_type, /*latest_only=*/true);
     clock_pub_root_ = outbox_->channel("/clock", clock_type, /*latest_only=*/true);
 
-    bridges_ = std::make_unique<detail::Bridges>(runner_, *node_, counters_, *outbox_);
+    bridges_ = std::make_unique<detail::Bridges>(runner_, *node_, *counters_, *outbox_);
     bridges_->configure(registry);
 
     detail::TransportReady ready;
@@ -88,7 +88,7 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     ready.world = world_;
     ready.prefix = prefix_;
     ready.request_timeout = options_.request_timeout;
-    ready.counters = &counters_;
+    ready.counters = counters_.get();  // valid while ready.outbox lives (it shares them)
     ready.outbox = outbox_;
     events.publish(ready);
     outbox_->flush();  // the world's topics are advertised before it runs
@@ -138,11 +138,11 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     msgs::WorldStatistics m;
     auto* h = m.mutable_header();
     detail::stamp(h, now_sim);
-    add_header_value(h, "dropped_messages", counters_.dropped.load());
-    add_header_value(h, "publish_failures", counters_.publish_failures.load());
-    add_header_value(h, "rejected_requests", counters_.rejected_requests.load());
-    add_header_value(h, "subscribe_failures", counters_.subscribe_failures.load());
-    add_header_value(h, "conflated_clock_messages", counters_.conflated.load());
+    add_header_value(h, "dropped_messages", counters_->dropped.load());
+    add_header_value(h, "publish_failures", counters_->publish_failures.load());
+    add_header_value(h, "rejected_requests", counters_->rejected_requests.load());
+    add_header_value(h, "subscribe_failures", counters_->subscribe_failures.load());
+    add_header_value(h, "conflated_clock_messages", counters_->conflated.load());
     detail::to_msg(now_sim, m.mutable_sim_time());
     detail::to_msg(info.real_time, m.mutable_real_time());
     detail::to_msg(Duration{0}, m.mutable_pause_time());
@@ -156,7 +156,7 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
   }
 
   bool reject(msgs::Boolean& rep, const std::string& why) {
-    ++counters_.rejected_requests;
+    ++counters_->rejected_requests;
     log_line(why);
     rep.set_data(false);
     return false;
@@ -269,7 +269,8 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
 
   sim::Runner& runner_;
   Options options_;
-  detail::Counters counters_;
+  // Shared with the Outbox, which other systems hold and which can outlive this one.
+  std::shared_ptr<detail::Counters> counters_ = std::make_shared<detail::Counters>();
   std::string world_, prefix_;
   std::shared_ptr<detail::Outbox> outbox_;
   detail::Outbox::Channel *stats_pub_ = nullptr, *stats_pub_root_ = nullptr, *clock_pub_ = nullptr,
