@@ -54,8 +54,9 @@ capture() {
   local run=$!
   sleep 1
   ip netns exec "$a" env -u IGN_IP IGN_PARTITION=leak "$kestrel" topic -l >/dev/null 2>&1 || true
-  ip netns exec "$a" env -u IGN_IP IGN_PARTITION=leak "$kestrel" topic -e -t /clock -n 1 \
-    >/dev/null 2>&1 || true
+  # bounded: under a sanitizer on a loaded machine the run may end before the echo connects
+  ip netns exec "$a" env -u IGN_IP IGN_PARTITION=leak timeout 10 "$kestrel" topic -e -t /clock \
+    -n 1 >/dev/null 2>&1 || true
   wait "$run" || { cat "$tmp/run.log"; echo "FAIL: kestrel run failed"; exit 1; }
   sleep 1
   kill "$cap"; wait "$cap" 2>/dev/null || true
