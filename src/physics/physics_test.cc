@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "physics/pose_math.h"
 #include "physics/test_worlds.h"
 
 namespace kestrel::physics {
@@ -290,6 +291,20 @@ void tumbling_box_world(TestWorld& w) {
   w.r().replace<c::WorldPose>(box, c::WorldPose{Pose3d(0, 0, 0.5, 0.3, 0.2, 0.1)});
   auto link = link_of(w.r(), box);
   w.r().replace<c::WorldPose>(link, c::WorldPose{Pose3d(0, 0, 0.5, 0.3, 0.2, 0.1)});
+}
+
+// Pose algebra: composing with a quaternion's scaled copy (an un-normalised SDF quat_xyzw)
+// gives the same rotation; inverse undoes compose.
+TEST(Physics, PoseComposeIgnoresQuaternionScaleAndInverseUndoesIt) {
+  const Pose3d a(1, 2, 3, 0.3, -0.2, 0.9);
+  const Pose3d b(-0.5, 0.25, 2, 0.1, 0.4, -1.2);
+  const Quaterniond q = a.Rot();
+  const Pose3d a2(a.Pos(), Quaterniond(2 * q.W(), 2 * q.X(), 2 * q.Y(), 2 * q.Z()));
+  EXPECT_NEAR(compose(a2, b).Pos().Distance(compose(a, b).Pos()), 0, 1e-12);
+  EXPECT_NEAR(compose(a, b).Pos().Distance(a.Pos() + a.Rot().RotateVector(b.Pos())), 0, 1e-12);
+  const Pose3d id = compose(inverse(a), a);
+  EXPECT_NEAR(id.Pos().Length(), 0, 1e-12);
+  EXPECT_NEAR(std::abs(id.Rot().W()), 1, 1e-12);
 }
 
 TEST(Physics, TwoRunsAreBitIdentical) {

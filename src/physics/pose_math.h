@@ -1,9 +1,9 @@
 #pragma once
 // Pose composition with the usual convention (ignition-math 6's operator* composes in the
 // reverse order, so Kestrel's physics code spells it out): X_AC = compose(X_AB, X_BC).
-// Rotations treat the quaternion as unit (poses here come from MuJoCo or SDF, both
-// normalised): v' = v + w·t + u × t with t = 2 u × v, about a third of the instructions of
-// ignition's RotateVector (which forms two quaternion products and a normalised inverse).
+// Rotation: v' = v + (w·t + u × t) / |q|² with t = 2 u × v — about a third of the instructions
+// of ignition's RotateVector (two quaternion products and an inverse), and like it independent
+// of the quaternion's scale (an SDF quat_xyzw pose need not be normalised).
 
 #include <ignition/math/Pose3.hh>
 
@@ -13,7 +13,8 @@ inline ignition::math::Vector3d rotate(const ignition::math::Quaterniond& q,
                                        const ignition::math::Vector3d& v) {
   const ignition::math::Vector3d u(q.X(), q.Y(), q.Z());
   const ignition::math::Vector3d t = 2.0 * u.Cross(v);
-  return v + q.W() * t + u.Cross(t);
+  const double n2 = q.W() * q.W() + u.SquaredLength();
+  return v + (q.W() * t + u.Cross(t)) / n2;
 }
 
 inline ignition::math::Pose3d compose(const ignition::math::Pose3d& X_AB,
