@@ -177,6 +177,49 @@ TEST(Physics, TorqueGivesAngularAccelerationInverseInertiaTimesTorque) {
   EXPECT_NEAR(w2.r().get<c::AngularAcceleration>(l2).value.Z(), -1.0, 1e-6);
 }
 
+// Wrenches become generalized forces along each body's chain (Kestrel's sparse J^T), except
+// when some joint wants its transmitted wrench (MuJoCo's own xfrc_applied path, which
+// mj_rnePostConstraint needs). Both paths must fly an articulated body the same way.
+TEST(Physics, SparseWrenchesMatchMujocosOwnPath) {
+  auto fly = [](bool mujoco_path) {
+    TestWorld w;
+    const Pose3d X_WM(0, 0, 2, 0.1, -0.2, 0.3), X_MA(0.2, 0, 0.05, 0, 0.3, 0);
+    const auto model = w.model("craft", X_WM);
+    const auto base =
+        w.link(model, "base", Pose3d::Zero, 1.0, {0.02, 0.03, 0.04}, Pose3d(0.01, 0.02, 0, 0, 0, 0));
+    const auto arm = w.link(model, "arm", X_MA, 0.1, {1e-3, 2e-3, 3e-3},
+                            Pose3d(0.03, 0, 0, 0, 0, 0));
+    c::JointAxisData axis;
+    axis.xyz = {0, 1, 0};
+    const auto joint = w.joint(model, "hinge", c::JointType::kRevolute, base, arm,
+                               compose(X_WM, X_MA), axis);
+    w.start();
+    auto& r = w.r();
+    if (mujoco_path) r.add<c::JointTransmittedWrench>(joint);
+    r.add<c::ExternalWorldWrenchCmd>(base);
+    r.add<c::ExternalWorldWrenchCmd>(arm);
+    r.add<c::JointForceCmd>(joint, std::vector<double>{0.0});
+    for (int k = 0; k < 300; ++k) {
+      r.get<c::ExternalWorldWrenchCmd>(base).force = Vector3d(0.3, -0.2, 9.0);
+      r.get<c::ExternalWorldWrenchCmd>(base).torque = Vector3d(0.01, 0.0, -0.02);
+      r.get<c::ExternalWorldWrenchCmd>(arm).force = Vector3d(0.0, 0.5, 2.5);
+      r.get<c::ExternalWorldWrenchCmd>(arm).torque = Vector3d(0.0, 0.004, 0.01);
+      r.get<c::JointForceCmd>(joint).data = {0.02};
+      w.step();
+      EXPECT_EQ(r.get<c::JointForce>(joint).data.at(0), 0.02)
+          << "JointForce reports the joint command, not the wrenches' share";
+    }
+    return std::vector<Pose3d>{r.get<c::WorldPose>(base).value, r.get<c::WorldPose>(arm).value};
+  };
+  const auto sparse = fly(false);
+  const auto dense = fly(true);
+  for (std::size_t i = 0; i < sparse.size(); ++i) {
+    EXPECT_NEAR((sparse[i].Pos() - dense[i].Pos()).Length(), 0, 1e-9) << "link " << i;
+    EXPECT_NEAR(sparse[i].Rot().Dot(dense[i].Rot()), 1.0, 1e-12) << "link " << i;
+  }
+  EXPECT_GT((sparse[0].Pos() - Vector3d(0, 0, 2)).Length(), 0.02) << "the wrenches moved it";
+}
+
 TEST(Physics, JointVelocityCommandIsTracked) {
   TestWorld w;
   w.ground();

@@ -3,6 +3,7 @@
 // Per step (narrated like MuJoCo's own pipeline). Invariant between steps: position- and
 // velocity-dependent quantities (kinematics, contacts, cvel) are computed for the current state.
 //   commands        xfrc_applied, qfrc_applied, teleports and velocity commands
+//   wrenches        xfrc_applied → qfrc_applied along each body's chain (sparse J^T)
 //   re-kinematics   only if a command changed qpos (mj_step1) or qvel (mj_fwdVelocity)
 //   acceleration    actuation, smooth acceleration, constraint solve at time t
 //   wrenches        mj_rnePostConstraint, only when some joint has a JointTransmittedWrench
@@ -244,6 +245,10 @@ class MujocoEngine final : public PhysicsEngine {
       mj_sensorPos(m, d);
       mj_energyPos(m, d);
     }
+    // Body wrenches as generalized forces along each body's own chain (see wrenches_to_qfrc),
+    // unless cfrc_int is wanted: mj_rnePostConstraint reads the wrenches from xfrc_applied.
+    const bool wrenches = r.count<c::JointTransmittedWrench>() != 0;
+    wrenches_to_qfrc(/*keep_xfrc=*/wrenches);
     // mj_step1's second half (passive and bias forces) for the velocities in force now: needed
     // after imposed velocities, teleports, or when the previous step stopped after the first half
     if (velocity_pending_ || changed != 0) {
@@ -260,7 +265,6 @@ class MujocoEngine final : public PhysicsEngine {
     check_warnings(r);
     // transmitted wrenches (cfrc_int): an extra pass over the tree, paid only when some entity
     // holds a JointTransmittedWrench (a force_torque sensor's joint, or one a system added)
-    const bool wrenches = r.count<c::JointTransmittedWrench>() != 0;
     if (wrenches) mj_rnePostConstraint(m, d);
     // readout at time t: contacts, joint forces, transmitted wrenches
     refresh_refs(r);
@@ -293,6 +297,7 @@ class MujocoEngine final : public PhysicsEngine {
     KESTREL_DEMAND(m0_ != nullptr);
     m_.reset(mj_copyModel(nullptr, m0_.get()));
     d_.reset(mj_copyData(nullptr, m_.get(), d0_.get()));
+    forget_wrenches();
     velocity_pending_ = false;  // d0_ was taken after a full mj_step1
     map_ = map0_;
     xml_ = xml0_;
@@ -343,6 +348,7 @@ class MujocoEngine final : public PhysicsEngine {
     }
     m_.reset(m);
     d_.reset(mj_makeData(m));
+    forget_wrenches();
     xml_ = mjcf.xml;
   }
 
@@ -523,11 +529,12 @@ class MujocoEngine final : public PhysicsEngine {
     mjModel* m = m_.get();
     mjData* d = d_.get();
     int changed = 0;
-    mju_zero(d->xfrc_applied, 6 * m->nbody);
+    clear_wrenches();
     mju_zero(d->qfrc_applied, m->nv);
     // Links with gravity off: cancel gravity at the centre of mass.
     for (int bi : map_.no_gravity) {
       const Body& b = map_.bodies[bi];
+      note_wrench(b.id);
       for (int k = 0; k < 3; ++k)
         d->xfrc_applied[6 * b.id + k] -= m->body_mass[b.id] * m->opt.gravity[k];
     }
@@ -540,6 +547,7 @@ class MujocoEngine final : public PhysicsEngine {
       // At the link origin in MuJoCo terms: xfrc_applied acts at the centre of mass.
       const Vector3d r_co = v3(d->xpos + 3 * id) - v3(d->xipos + 3 * id);
       const Vector3d tau = w.torque + r_co.Cross(w.force);
+      note_wrench(id);
       mjtNum* f = d->xfrc_applied + 6 * id;
       f[0] += w.force.X(), f[1] += w.force.Y(), f[2] += w.force.Z();
       f[3] += tau.X(), f[4] += tau.Y(), f[5] += tau.Z();
@@ -573,6 +581,59 @@ class MujocoEngine final : public PhysicsEngine {
       changed |= kVelChanged;
     }
     return changed;
+  }
+
+  void note_wrench(int body) {
+    if (wrench_noted_.size() != static_cast<std::size_t>(m_->nbody)) {
+      wrench_noted_.assign(m_->nbody, 0);
+    }
+    if (!wrench_noted_[body]) wrench_noted_[body] = 1, wrench_bodies_.push_back(body);
+  }
+  // A new mjData starts without wrenches.
+  void forget_wrenches() {
+    wrench_bodies_.clear();
+    wrench_noted_.assign(m_->nbody, 0);
+  }
+  // Zeroes the wrenches left in xfrc_applied.
+  void clear_wrenches() {
+    for (int id : wrench_bodies_) {
+      mju_zero(d_->xfrc_applied + 6 * id, 6);
+      wrench_noted_[id] = 0;
+    }
+    wrench_bodies_.clear();
+  }
+
+  // Moves the wrenches in xfrc_applied (at each body's centre of mass) into qfrc_applied as
+  // generalized forces J^T [f; τ], visiting only the dofs on the body's own chain to the world.
+  // MuJoCo's mj_applyFT builds a dense 3×nv Jacobian for every body with a wrench, which makes
+  // a swarm's step quadratic in its size (every rotor has a wrench). With the com-based motion
+  // cdof = [ω; v] of each dof (about subtree_com of the body's root) and r the point relative to
+  // that com, the dof's generalized force is v·f + ω·(τ + r × f). cdof and subtree_com hold for
+  // the current qpos between steps and after the re-kinematics of teleports. qfrc_applied's
+  // joint commands are kept apart first (qfrc_joint_): JointForce reports those, not wrenches.
+  void wrenches_to_qfrc(bool keep_xfrc) {
+    const mjModel* m = m_.get();
+    mjData* d = d_.get();
+    qfrc_joint_.clear();
+    if (wrench_bodies_.empty() || keep_xfrc) return;
+    qfrc_joint_.assign(d->qfrc_applied, d->qfrc_applied + m->nv);
+    for (int id : wrench_bodies_) {
+      mjtNum* x = d->xfrc_applied + 6 * id;
+      int body = id;
+      while (body > 0 && m->body_dofnum[body] == 0) body = m->body_parentid[body];
+      if (body > 0) {
+        const Vector3d f(x[0], x[1], x[2]);
+        const Vector3d r = v3(d->xipos + 3 * id) - v3(d->subtree_com + 3 * m->body_rootid[id]);
+        const Vector3d t = Vector3d(x[3], x[4], x[5]) + r.Cross(f);
+        for (int i = m->body_dofadr[body] + m->body_dofnum[body] - 1; i >= 0;
+             i = m->dof_parentid[i]) {
+          const mjtNum* cd = d->cdof + 6 * i;
+          d->qfrc_applied[i] += cd[0] * t.X() + cd[1] * t.Y() + cd[2] * t.Z() +
+                                cd[3] * f.X() + cd[4] * f.Y() + cd[5] * f.Z();
+        }
+      }
+    }
+    clear_wrenches();
   }
 
   const Jnt& joint_for(const ecs::Registry& r, ecs::Entity e, std::size_t n, const char* what) {
@@ -757,7 +818,8 @@ class MujocoEngine final : public PhysicsEngine {
           const int nv = m_->jnt_type[jnt_id(j, k)] == mjJNT_BALL ? 3 : 1;
           for (int v = 0; v < nv; ++v, ++i) {
             const int dof = j.dadr[k] + v;
-            jf->data[i] = d->qfrc_applied[dof] + d->qfrc_passive[dof];
+            const double applied = qfrc_joint_.empty() ? d->qfrc_applied[dof] : qfrc_joint_[dof];
+            jf->data[i] = applied + d->qfrc_passive[dof];
           }
         }
       }
@@ -905,6 +967,9 @@ class MujocoEngine final : public PhysicsEngine {
   std::string xml_, xml0_;
   std::vector<PhysicsIssue> issues_, issues0_;
   std::vector<ecs::Entity> touched_geoms_;
+  std::vector<int> wrench_bodies_;     // bodies whose xfrc_applied is set this step
+  std::vector<char> wrench_noted_;     // per body: in wrench_bodies_
+  std::vector<mjtNum> qfrc_joint_;     // qfrc_applied's joint commands, when wrenches were added
   std::vector<BodyRefs> body_refs_;
   std::vector<ModelRefs> model_refs_;
   std::vector<JointRefs> joint_refs_;
