@@ -28,6 +28,15 @@ struct Pending {
   bool posted = false;
 };
 
+// Charging while a charging current flows; full at capacity; discharging while the load is
+// applied; otherwise (empty, or draining not started or stopped) not charging.
+msgs::BatteryState::PowerSupplyStatus power_supply_status(const c::Battery& b) {
+  if (b.charging) return msgs::BatteryState::CHARGING;
+  if (b.charge >= b.capacity) return msgs::BatteryState::FULL;
+  if (b.draining && !b.empty) return msgs::BatteryState::DISCHARGING;
+  return msgs::BatteryState::NOT_CHARGING;
+}
+
 }  // namespace
 
 struct Bridges::Impl {
@@ -43,17 +52,16 @@ struct Bridges::Impl {
   Impl(sim::Runner& r, ignition::transport::Node& n, Counters& k, Outbox& o)
       : runner(r), node(n), counters(k), outbox(o), sensors(o) {}
 
-  // Subscribes `topic` with message type M; each message becomes the value V set on `e`.
-  template <class M, class V, class Convert>
-  void subscribe(ecs::Entity e, const std::string& topic, Convert convert) {
-    if (topic.empty() || !subscribed.insert({e, topic}).second) return;
+  // A thread-safe sink for values of V: the latest one is set on `e` at the next step boundary.
+  template <class V>
+  std::function<void(V)> sink(ecs::Entity e) {
     auto pending = std::make_shared<Pending<V>>();
     sim::Runner* r = &runner;
     Counters* k = &counters;
-    std::function<void(const M&)> cb = [pending, r, k, e, convert](const M& msg) {
+    return [pending, r, k, e](V value) {
       std::lock_guard lock(pending->m);
       if (pending->value) ++k->dropped;
-      pending->value = convert(msg);
+      pending->value = std::move(value);
       if (pending->posted) return;
       pending->posted = true;
       r->post([pending, e](sim::Runner& run) {
@@ -68,16 +76,45 @@ struct Bridges::Impl {
         run.registry().set<V>(e, std::move(*v));
       });
     };
+  }
+
+  // Runs `subscribe(node)` on the Outbox thread (the step thread never takes transport's lock:
+  // outbox.h) unless (e, topic) is already subscribed or topic is empty. @throws Error if the
+  // topic name is invalid.
+  template <class Subscribe>
+  void subscribe_once(ecs::Entity e, const std::string& topic, Subscribe subscribe) {
+    if (topic.empty() || !subscribed.insert({e, topic}).second) return;
     if (!ignition::transport::TopicUtils::IsValidTopic(topic)) {
       throw Error("transport: cannot subscribe to '" + topic + "' (" +
                   runner.registry().describe(e) + "): not a valid topic name");
     }
-    // On the Outbox thread: the step thread never takes transport's lock (outbox.h).
-    outbox.run([n = &node, topic, cb, k]() mutable {
-      if (!n->Subscribe(topic, cb)) {
+    outbox.run([n = &node, topic, subscribe, k = &counters]() mutable {
+      if (!subscribe(*n)) {
         ++k->subscribe_failures;
         log_line("cannot subscribe to " + topic);
       }
+    });
+  }
+
+  // Subscribes `topic` with message type M; each message becomes the value V set on `e`.
+  template <class M, class V, class Convert>
+  void subscribe(ecs::Entity e, const std::string& topic, Convert convert) {
+    std::function<void(const M&)> cb = [put = sink<V>(e), convert](const M& msg) {
+      put(convert(msg));
+    };
+    subscribe_once(e, topic, [topic, cb](ignition::transport::Node& n) mutable {
+      return n.Subscribe(topic, cb);
+    });
+  }
+
+  // Subscribes `topic` for any message type; each message sets `value` on `e`.
+  template <class V>
+  void subscribe_any(ecs::Entity e, const std::string& topic, V value) {
+    ignition::transport::RawCallback cb =
+        [put = sink<V>(e), value](const char*, std::size_t,
+                                  const ignition::transport::MessageInfo&) { put(value); };
+    subscribe_once(e, topic, [topic, cb](ignition::transport::Node& n) mutable {
+      return n.SubscribeRaw(topic, cb);
     });
   }
 
@@ -96,7 +133,7 @@ struct Bridges::Impl {
                           r.count<c::VelocityControlEnableTopic>() +
                           r.count<c::RotorVelocityTopic>() + r.count<c::BatteryTopic>() +
                           r.count<c::MissionCommandTopic>() + r.count<c::FaultCommandTopic>() +
-                          r.count<c::BatteryRechargeTopic>();
+                          r.count<c::BatteryRechargeTopic>() + r.count<c::BatteryDrainTopics>();
     if (n == topic_count) return;
     topic_count = n;
     r.each<c::ActuatorCommandTopic>([&](ecs::Entity e, const c::ActuatorCommandTopic& t) {
@@ -133,8 +170,15 @@ struct Bridges::Impl {
     r.each<c::BatteryRechargeTopic>([&](ecs::Entity e, const c::BatteryRechargeTopic& t) {
       for (const bool on : {true, false}) {
         subscribe<msgs::Boolean, c::BatteryRecharge>(
-            e, on ? t.start : t.stop, [on](const msgs::Boolean&) { return c::BatteryRecharge{on}; });
+            e, on ? t.start : t.stop,
+            [on](const msgs::Boolean&) { return c::BatteryRecharge{on}; });
       }
+    });
+    // Draining: any message type (Gazebo's power_draining_topic / stop_power_draining_topic).
+    r.each<c::BatteryDrainTopics>([&](ecs::Entity e, const c::BatteryDrainTopics& t) {
+      using A = c::BatteryDrainCommand::Action;
+      for (const auto& topic : t.start) subscribe_any(e, topic, c::BatteryDrainCommand{A::kStart});
+      for (const auto& topic : t.stop) subscribe_any(e, topic, c::BatteryDrainCommand{A::kStop});
     });
     // Publishers are created on first use in post_update.
   }
@@ -178,8 +222,7 @@ void Bridges::post_update(const UpdateInfo& info, const ecs::Registry& r) {
         m.set_charge(b.charge);
         m.set_capacity(b.capacity);
         m.set_percentage(b.percentage);
-        m.set_power_supply_status(b.empty ? msgs::BatteryState::NOT_CHARGING
-                                          : msgs::BatteryState::DISCHARGING);
+        m.set_power_supply_status(power_supply_status(b));
         impl_->publish(t.topic, m);
       });
 }

@@ -6,8 +6,10 @@
 //        ignition::msgs::StringMsg on MissionCommandTopic   -> MissionCommand (mission text)
 //        ignition::msgs::StringMsg on FaultCommandTopic     -> FaultCommand (fault text)
 //        ignition::msgs::Boolean   on BatteryRechargeTopic start/stop -> BatteryRecharge
+//        any message type          on BatteryDrainTopics start/stop -> BatteryDrainCommand
 //   out: RotorVelocities -> ignition::msgs::Actuators on RotorVelocityTopic (+ per rotor Double)
-//        Battery         -> ignition::msgs::BatteryState on BatteryTopic
+//        Battery         -> ignition::msgs::BatteryState on BatteryTopic (status CHARGING,
+//                           FULL, DISCHARGING or NOT_CHARGING)
 // Incoming messages are applied at the next step boundary (Runner::post), so a run is
 // deterministic for a given sequence of applied commands. A message replaced by a newer one
 // before it was applied is counted as dropped.

@@ -13,6 +13,8 @@
 /// - TwistCommand / VelocityControlEnable: written by transport or the mission layer; read by
 ///   MulticopterVelocityControl.
 /// - Battery: written by the LinearBattery system; read by the motor model (empty = no thrust).
+/// - BatteryRecharge, BatteryDrainCommand: written by transport (and LinearBattery); read by
+///   LinearBattery.
 /// - RotorFaults, SensorFault, WindGust: written by the FaultInjection system; read by the motor
 ///   model (RotorFaults, WindGust) and by every sensor system (SensorFault on the sensor entity).
 
@@ -115,6 +117,10 @@ struct Battery {
   double power = 0;                 ///< electrical power drawn in the last step [W]
   double energy_used = 0;           ///< energy drawn since start [J]
   bool empty = false;               ///< charge reached 0: motors produce no thrust
+  /// The load is applied: false before start_on_motion's first motion or drain message, and
+  /// after a stop-draining message (then the battery draws nothing, rotors included).
+  bool draining = true;
+  bool charging = false;  ///< a charging current was applied in the last step
 };
 
 /// "/model/<model>/battery/<battery_name>/state".
@@ -124,8 +130,9 @@ struct BatteryTopic {
 
 /// Whether the battery is being recharged (Gazebo's `enable_recharge`), on the model entity.
 /// Written by transport from ignition::msgs::Boolean on BatteryRechargeTopic (any message on
-/// `start` sets true, on `stop` false); read by LinearBattery, which adds a charging current
-/// capacity / charging_time until the battery is full.
+/// `start` sets true, on `stop` false) and by LinearBattery, which adds a charging current
+/// capacity / charging_time while it is true, sets it false when the battery is full, and sets
+/// it true when the state of charge falls below `soc_threshold`.
 struct BatteryRecharge {
   bool charging = false;
 };
@@ -135,6 +142,25 @@ struct BatteryRecharge {
 struct BatteryRechargeTopic {
   std::string start;
   std::string stop;
+};
+
+/// A command to start or stop draining the battery (Gazebo's `power_draining_topic` and
+/// `stop_power_draining_topic`), on the model entity. Written by transport (any message on a
+/// BatteryDrainTopics topic); LinearBattery applies it at its next PreUpdate and sets it back to
+/// kNone. kStart starts draining (also before start_on_motion saw any motion); kStop stops it
+/// until the next kStart (motion alone does not restart it).
+struct BatteryDrainCommand {
+  enum class Action : std::uint8_t { kNone, kStart, kStop };
+  Action action = Action::kNone;
+};
+
+/// The draining topics of a battery, set by LinearBattery from its `power_draining_topic` and
+/// `stop_power_draining_topic` parameters (absolute: a leading '/' is added if missing). Transport
+/// subscribes any message type on each: a message on `start` sets BatteryDrainCommand kStart, on
+/// `stop` kStop. Names are unique across both lists.
+struct BatteryDrainTopics {
+  std::vector<std::string> start;
+  std::vector<std::string> stop;
 };
 
 // ---- mission (on the model entity) --------------------------------------------------------------

@@ -1,12 +1,15 @@
 // LinearBattery: open-circuit voltage linear in the state of charge, an internal resistance, and
 // a load = constant power + rotor shaft power / motor efficiency. Per step (after the motors):
-//   load power → current (V = Voc − R·i, P = V·i) → smoothed current → charge → Battery.
+//   drain commands / motion → load power → current (V = Voc − R·i, P = V·i) − charging current
+//   → smoothed current → charge → Battery → recharge full / below soc_threshold.
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "common/plugin_params.h"
@@ -24,7 +27,20 @@ constexpr const char* kParams =
     "battery_name, voltage, open_circuit_voltage_constant_coef, "
     "open_circuit_voltage_linear_coef, initial_charge, capacity, resistance, "
     "smooth_current_tau, power_load, motor_efficiency, topic, fix_issue_225, start_on_motion, "
-    "enable_recharge, charging_time, recharge_by_topic";
+    "enable_recharge, charging_time, recharge_by_topic, soc_threshold, power_draining_topic, "
+    "stop_power_draining_topic";
+
+// Parameters that may be given more than once.
+constexpr std::string_view kRepeatable[] = {"power_draining_topic", "stop_power_draining_topic"};
+
+// Draining: before the first motion (start_on_motion), on, or stopped by a message.
+enum class Drain { kWaitingForMotion, kOn, kStopped };
+
+// A topic given by the user, made absolute, with where it was given (for duplicate errors).
+struct TopicAt {
+  std::string topic;
+  std::string where;
+};
 
 class LinearBattery final : public System,
                             public ISystemConfigure,
@@ -68,27 +84,40 @@ class LinearBattery final : public System,
                   "Kestrel does not reproduce: remove it or set it to true");
     }
     start_on_motion_ = config.get_or<bool>("start_on_motion", false);
+    std::vector<TopicAt> topics;  // every topic of this battery, to reject duplicates
+    charge_current_ = 0;
+    soc_threshold_.reset();
     if (config.get_or<bool>("enable_recharge", false)) {
       charge_current_ = capacity_ / get_positive(config, "charging_time");  // [A] = A·h / h
       // Topics, as Gazebo's recharge_by_topic; Kestrel offers no recharge services.
       (void)config.get_or<bool>("recharge_by_topic", true);
+      if (const Element* e = config.child("soc_threshold")) {
+        const double v = e->value<double>();
+        if (!(v >= 0 && v <= 1)) {
+          throw Error(e->where(), fmt::format("<soc_threshold> is a state of charge (charge / "
+                                              "capacity) and must be in [0, 1], found {}",
+                                              e->text()));
+        }
+        soc_threshold_ = v;
+      }
       r.set(model_, c::BatteryRecharge{});
-      r.set(model_, c::BatteryRechargeTopic{prefix + "/recharge/start", prefix + "/recharge/stop"});
+      const c::BatteryRechargeTopic t{prefix + "/recharge/start", prefix + "/recharge/stop"};
+      topics.push_back({t.start, "the recharge start topic"});
+      topics.push_back({t.stop, "the recharge stop topic"});
+      r.set(model_, t);
     } else {
-      for (const char* p : {"charging_time", "recharge_by_topic"}) {
+      for (const char* p : {"charging_time", "recharge_by_topic", "soc_threshold"}) {
         if (const Element* e = config.child(p)) {
-          throw Error(e->where(), fmt::format("<{}> needs <enable_recharge>true</enable_recharge>",
-                                              p));
+          throw Error(e->where(),
+                      fmt::format("<{}> needs <enable_recharge>true</enable_recharge>", p));
         }
       }
     }
-    for (const char* p : {"soc_threshold", "power_draining_topic", "stop_power_draining_topic"}) {
-      if (const Element* e = config.child(p)) {
-        throw Error(e->where(), fmt::format("LinearBattery: <{}> is not supported by Kestrel "
-                                            "(supported: {})",
-                                            p, kParams));
-      }
-    }
+    c::BatteryDrainTopics drain;
+    drain.start = read_topics(config, "power_draining_topic", topics);
+    drain.stop = read_topics(config, "stop_power_draining_topic", topics);
+    if (!drain.start.empty() || !drain.stop.empty()) r.set(model_, std::move(drain));
+    r.set(model_, c::BatteryDrainCommand{});
     reject_duplicates(config);
     reject_unknown_parameters(config, "LinearBattery", kParams);
     name_ = r.scoped_name(model_) + "::" + name;
@@ -98,29 +127,30 @@ class LinearBattery final : public System,
     b.percentage = initial / capacity_;
     b.open_circuit_voltage = b.voltage = voltage_at(b.charge);
     b.empty = initial <= 0;
+    b.draining = !start_on_motion_;
     r.set(model_, b);
     joints_.clear();
     for (ecs::Entity e : r.descendants(model_)) {
       if (r.has<c::Joint>(e)) joints_.push_back(e);
     }
-    draining_ = !start_on_motion_;
     r.set(model_, c::BatteryTopic{topic});
+    reset_state();
   }
 
-  void reset(const UpdateInfo&, ecs::Registry&) override { draining_ = !start_on_motion_; }
+  void reset(const UpdateInfo&, ecs::Registry&) override { reset_state(); }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
     if (info.paused || info.dt <= Duration{0}) return;
     const double dt = to_seconds(info.dt);
+    const double now = to_seconds(info.sim_time);
     auto& b = r.get<c::Battery>(model_);
-    if (!draining_ && moving(r)) {
-      draining_ = true;
-      spdlog::info("[battery] {}: the model moves: draining from t={:.3f} s", name_,
-                   to_seconds(info.sim_time));
-    }
-    double power = draining_ ? power_load_ : 0.0;
-    if (const auto* p = r.try_get<c::RotorShaftPower>(model_)) {
-      for (double w : p->watts) power += w / efficiency_;
+    update_drain(r, now);
+    double power = 0;
+    if (drain_ == Drain::kOn) {
+      power = power_load_;
+      if (const auto* p = r.try_get<c::RotorShaftPower>(model_)) {
+        for (double w : p->watts) power += w / efficiency_;
+      }
     }
     const double voc = voltage_at(b.charge);
     // P = (Voc − R·i)·i → the smaller root; beyond the maximum power the battery collapses.
@@ -130,8 +160,14 @@ class LinearBattery final : public System,
       current = disc >= 0 ? (voc - std::sqrt(disc)) / (2 * resistance_) : voc / (2 * resistance_);
     }
     if (b.empty) current = 0;
-    const auto* recharge = r.try_get<c::BatteryRecharge>(model_);
-    if (recharge && recharge->charging && b.charge < capacity_) current -= charge_current_;
+    auto* recharge = charge_current_ > 0 ? r.try_get<c::BatteryRecharge>(model_) : nullptr;
+    if (recharge && recharge->charging != charging_) {
+      charging_ = recharge->charging;
+      spdlog::info("[battery] {}: recharge {} command at t={:.3f} s", name_,
+                   charging_ ? "start" : "stop", now);
+    }
+    b.charging = charging_ && b.charge < capacity_;
+    if (b.charging) current -= charge_current_;
     // Smoothed current (first order, tau) drains the charge.
     b.current += (current - b.current) * (1 - std::exp(-dt / tau_));
     const bool was_empty = b.empty;
@@ -142,13 +178,91 @@ class LinearBattery final : public System,
     b.power = b.voltage * b.current;
     b.energy_used += std::max(0.0, b.power) * dt;  // drawn, not returned by recharging
     b.empty = b.charge <= 0;
+    b.draining = drain_ == Drain::kOn;
     if (b.empty && !was_empty) {
-      spdlog::warn("[battery] {}: empty at t={:.3f} s: motors stop", name_,
-                   to_seconds(info.sim_time));
+      spdlog::warn("[battery] {}: empty at t={:.3f} s: motors stop", name_, now);
     }
+    if (recharge) update_recharge(b, *recharge, now);
   }
 
  private:
+  void reset_state() {
+    drain_ = start_on_motion_ ? Drain::kWaitingForMotion : Drain::kOn;
+    charging_ = false;
+    threshold_armed_ = true;
+  }
+
+  // Drain commands (applied and cleared), then start_on_motion.
+  void update_drain(ecs::Registry& r, double now) {
+    auto& cmd = r.get<c::BatteryDrainCommand>(model_);
+    using A = c::BatteryDrainCommand::Action;
+    if (cmd.action == A::kStart && drain_ != Drain::kOn) {
+      drain_ = Drain::kOn;
+      spdlog::info("[battery] {}: drain start message: draining from t={:.3f} s", name_, now);
+    } else if (cmd.action == A::kStop && drain_ != Drain::kStopped) {
+      drain_ = Drain::kStopped;
+      spdlog::info("[battery] {}: drain stop message: no draining from t={:.3f} s", name_, now);
+    }
+    cmd.action = A::kNone;
+    if (drain_ == Drain::kWaitingForMotion && moving(r)) {
+      drain_ = Drain::kOn;
+      spdlog::info("[battery] {}: the model moves: draining from t={:.3f} s", name_, now);
+    }
+  }
+
+  // After the charge update: charging ends when full; with soc_threshold it starts by itself
+  // when the state of charge falls below the threshold (once per fall: a stop command is not
+  // overridden until the state of charge has been at or above the threshold again).
+  void update_recharge(const c::Battery& b, c::BatteryRecharge& recharge, double now) {
+    if (charging_ && b.charge >= capacity_) {
+      charging_ = recharge.charging = false;
+      spdlog::info("[battery] {}: full at t={:.3f} s: charging stops", name_, now);
+    }
+    if (!soc_threshold_) return;
+    if (b.percentage >= *soc_threshold_) {
+      threshold_armed_ = true;
+    } else if (threshold_armed_) {
+      threshold_armed_ = false;
+      if (!charging_) {
+        charging_ = recharge.charging = true;
+        spdlog::info(
+            "[battery] {}: state of charge {:.4f} below soc_threshold {} at t={:.3f} s: "
+            "charging",
+            name_, b.percentage, *soc_threshold_, now);
+      }
+    }
+  }
+
+  // The <NAME> topics (may repeat): non-empty, valid, made absolute, unique among `seen`.
+  static std::vector<std::string> read_topics(const Element& config, std::string_view name,
+                                              std::vector<TopicAt>& seen) {
+    std::vector<std::string> out;
+    for (const Element* e : config.children(name)) {
+      std::string t = e->text();  // trimmed
+      if (t.empty() || t == "/") {
+        throw Error(e->where(), fmt::format("<{}> is empty: give a topic name", name));
+      }
+      for (std::string_view bad : {" ", "\t", "\r", "\n", "~", "@", "//", ":="}) {
+        if (t.find(bad) != std::string::npos) {
+          throw Error(e->where(), fmt::format("<{}> '{}' is not a valid topic name (no "
+                                              "whitespace, '~', '@', '//' or ':=')",
+                                              name, t));
+        }
+      }
+      if (t.front() != '/') t.insert(0, "/");
+      for (const TopicAt& s : seen) {
+        if (s.topic == t) {
+          throw Error(e->where(), fmt::format("<{}> '{}' is already used by {}: give each "
+                                              "draining topic once",
+                                              name, t, s.where));
+        }
+      }
+      seen.push_back({t, fmt::format("<{}> at {}", name, e->where())});
+      out.push_back(t);
+    }
+    return out;
+  }
+
   // start_on_motion: any joint of the model turning or sliding.
   bool moving(const ecs::Registry& r) const {
     for (ecs::Entity j : joints_) {
@@ -165,6 +279,7 @@ class LinearBattery final : public System,
   static void reject_duplicates(const Element& config) {
     std::vector<const Element*> seen;
     for (const auto& ch : config.children()) {
+      if (std::ranges::find(kRepeatable, ch->name()) != std::end(kRepeatable)) continue;
       for (const Element* s : seen) {
         if (s->name() == ch->name()) {
           throw Error(ch->where(), fmt::format("LinearBattery: <{}> is given twice (first at {}); "
@@ -183,8 +298,13 @@ class LinearBattery final : public System,
   static constexpr double kMotionThreshold = 1e-3;  // [rad/s or m/s]
   double e0_ = 0, e1_ = 0, capacity_ = 0, resistance_ = 0, tau_ = 1, power_load_ = 0,
          efficiency_ = 0.7;
-  double charge_current_ = 0;  // [A] while recharging
-  bool start_on_motion_ = false, draining_ = true;
+  double charge_current_ = 0;            // [A] while recharging
+  std::optional<double> soc_threshold_;  // [0, 1]; none: no automatic charging
+  bool start_on_motion_ = false;
+  // Per-run state (reset_state()).
+  Drain drain_ = Drain::kOn;
+  bool charging_ = false;        // recharging commanded (by message or soc_threshold)
+  bool threshold_armed_ = true;  // soc_threshold may start charging
   std::vector<ecs::Entity> joints_;
 };
 
