@@ -68,6 +68,8 @@ void index(const std::shared_ptr<const Element>& e,
 
 std::string Sources::key_of(const std::string& file) const {
   if (files_.count(file)) return file;
+  // Elements of a world libsdformat read from text carry its string source name (or none).
+  if ((file.empty() || file == kStringSource) && !order_.empty()) return order_.front();
   std::error_code ec;
   auto canon = fs::weakly_canonical(fs::path(file), ec).string();
   return ec ? file : canon;
@@ -82,12 +84,7 @@ std::shared_ptr<const Element> Sources::find(const std::string& file, int line,
                                              const std::string& name,
                                              const std::string& name_attr) const {
   auto it = files_.find(key_of(file));
-  if (it == files_.end()) {
-    // In-memory worlds: libsdformat reports no file; there is only one string source.
-    if (!file.empty() || order_.empty()) return nullptr;
-    it = files_.find(order_.front());
-    if (it == files_.end()) return nullptr;
-  }
+  if (it == files_.end()) return nullptr;
   auto [b, e] = it->second.by_line.equal_range({line, name});
   if (b == e) return nullptr;
   if (!name_attr.empty()) {
@@ -96,6 +93,11 @@ std::shared_ptr<const Element> Sources::find(const std::string& file, int line,
     }
   }
   return b->second;
+}
+
+std::shared_ptr<const Element> Sources::root(const std::string& file) const {
+  auto it = files_.find(key_of(file));
+  return it == files_.end() ? nullptr : it->second.root;
 }
 
 void Sources::add_world_file(const fs::path& path, Findings& findings) {

@@ -17,6 +17,9 @@
 
 namespace kestrel::sdf::detail {
 
+/// The file name libsdformat gives elements it read from a string (sdf::kSdfStringSource).
+inline constexpr const char* kStringSource = "<data-string>";
+
 class Sources {
  public:
   Sources(std::vector<std::filesystem::path> search, std::size_t max_file_bytes)
@@ -38,6 +41,9 @@ class Sources {
   std::string display(const std::string& file) const;
   /// Text of the world (as read).
   const std::string& world_text() const { return world_text_; }
+  /// The Element tree (the `<sdf>` root) of a scanned file, or nullptr; `file` as in find().
+  /// The world itself is `order_.front()`: root(files().front()).
+  std::shared_ptr<const Element> root(const std::string& file) const;
   const std::vector<std::string>& files() const { return order_; }
   /// URIs of <include>s that could not be resolved (libsdformat's errors about them are dropped).
   const std::set<std::string>& unresolved_uris() const { return unresolved_; }

@@ -126,7 +126,8 @@ c::JointAxisData axis_data(const ::sdf::JointAxis& a, const Vector3d& xyz) {
 Walker::Loc Walker::loc(const ::sdf::ElementPtr& e) const {
   if (!e) return {d_.file, 0};
   const std::string& f = e->FilePath();
-  return {f.empty() ? d_.file : src_.display(f), e->LineNumber().value_or(0)};
+  return {f.empty() || f == kStringSource ? d_.file : src_.display(f),
+          e->LineNumber().value_or(0)};
 }
 
 std::shared_ptr<const Element> Walker::original(const ::sdf::ElementPtr& e) const {
@@ -168,8 +169,9 @@ void Walker::resolve_shape_file(c::Geometry& g, const ::sdf::ElementPtr& el, ecs
   } else {
     return;
   }
-  const std::filesystem::path base =
-      path->empty() ? std::filesystem::path() : std::filesystem::path(*path).parent_path();
+  // A world read from text (instanced includes) has no file name on its elements: its own.
+  const std::string& holder = path->empty() || *path == kStringSource ? d_.file : *path;
+  const std::filesystem::path base = std::filesystem::path(holder).parent_path();
   path->clear();
   std::string why;
   if (uri->empty()) {

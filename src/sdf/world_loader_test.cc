@@ -235,6 +235,78 @@ TEST_F(IncludeTest, ModelUriResolvesOnResourcePath) {
   EXPECT_THAT(d.plugins[0].config->where(), HasSubstr("box.sdf:2"));
 }
 
+TEST_F(IncludeTest, RepeatedIncludesAreBuiltFromOneParse) {
+  fs::create_directories(dir_ / "local");
+  write(dir_ / "local" / "rock.obj", "v 0 0 0\n");
+  // Line numbers matter: the world's first line is "<sdf ...><world name='w'>" (see world()).
+  write(dir_ / "w.sdf", world(R"(
+    <model name='ground'><static>true</static><link name='l'><collision name='c'><geometry><mesh><uri>local/rock.obj</uri></mesh></geometry></collision></link></model>
+    <include><uri>model://box</uri><name>b0</name><pose>1 0 0 0 0 0</pose><static>true</static>
+      <plugin filename='q' name='m'><v>7</v></plugin>
+    </include>
+    <include><uri>model://box</uri><name>b1</name><pose>2 0 0 0 0 1.5707963267948966</pose></include>
+    <include><uri>model://box</uri></include>
+    <include><uri>model://box</uri><name>near</name><pose relative_to='ground'>0 3 0 0 0 0</pose></include>
+    <include><uri>model://box</uri><name>held</name></include>
+    <frame name='f' attached_to='held'/>)"));
+  ecs::Registry reg;
+  const auto w = reg.create();
+  LoadOptions o;
+  o.resource_paths = {dir_ / "models"};
+  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  EXPECT_EQ(messages(d), "");
+  // The world itself went to libsdformat as text: its relative mesh URI still resolves from it.
+  EXPECT_EQ(std::get<c::MeshShape>(reg.get<c::Geometry>(reg.find_scoped("w::ground::l::c")).shape)
+                .path,
+            fs::canonical(dir_ / "local/rock.obj").string());
+  // b0, b1 and box from one parse; 'near' (pose relative to a model) and 'held' (a frame is
+  // attached to it) need libsdformat's frame graph and stay with it.
+  EXPECT_EQ(d.instanced, 3u);
+  expect_pose_near(reg.get<c::WorldPose>(reg.find_scoped("w::b0::l")).value,
+                   Pose3d(1, 0, 1, 0, 0, 0));
+  expect_pose_near(reg.get<c::WorldPose>(reg.find_scoped("w::b1::l")).value,
+                   Pose3d(2, 0, 1, 0, 0, 1.5707963267948966));
+  expect_pose_near(reg.get<c::WorldPose>(reg.find_scoped("w::box::l")).value,
+                   Pose3d(0, 0, 1, 0, 0, 0));
+  expect_pose_near(reg.get<c::WorldPose>(reg.find_scoped("w::near::l")).value,
+                   Pose3d(0, 3, 1, 0, 0, 0));
+  ASSERT_NE(reg.find_scoped("w::held::l"), ecs::kNullEntity);
+  EXPECT_TRUE(reg.get<c::Static>(reg.find_scoped("w::b0")).value);
+  EXPECT_FALSE(reg.get<c::Static>(reg.find_scoped("w::b1")).value);
+  EXPECT_EQ(d.counts.models, 6u);
+  // Every instance has the model's plugin; b0 also the one its <include> adds, from the world.
+  ASSERT_EQ(d.plugins.size(), 6u);
+  std::size_t from_model = 0;
+  for (const auto& p : d.plugins) {
+    if (p.filename == "p") {
+      ++from_model;
+      EXPECT_THAT(p.config->where(), HasSubstr("box.sdf:2"));
+    } else {
+      EXPECT_EQ(p.filename, "q");
+      EXPECT_EQ(p.entity, reg.find_scoped("w::b0"));
+      EXPECT_EQ(p.config->get<int>("v"), 7);
+      EXPECT_THAT(p.config->where(), HasSubstr("w.sdf:4"));
+    }
+  }
+  EXPECT_EQ(from_model, 5u);
+}
+
+TEST_F(IncludeTest, InstancedIncludeProblemsNameTheWorldLine) {
+  write(dir_ / "w.sdf", world(R"(
+    <model name='b0'><static>true</static><link name='l'/></model>
+    <include><uri>model://box</uri><name>b0</name></include>
+    <include><uri>model://box</uri><name>b1</name><plugin name='nofile'/></include>)"));
+  ecs::Registry reg;
+  const auto w = reg.create();
+  LoadOptions o;
+  o.resource_paths = {dir_ / "models"};
+  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  const std::string m = messages(d);
+  EXPECT_EQ(d.findings.count(Severity::kError), 2u) << m;
+  EXPECT_THAT(m, HasSubstr("w.sdf:3: duplicate name 'b0'"));
+  EXPECT_THAT(m, HasSubstr("w.sdf:4: [w::b1] <plugin name='nofile'> has no filename attribute"));
+}
+
 TEST_F(IncludeTest, UnresolvedIncludeNamesEveryPathSearched) {
   write(dir_ / "w.sdf", world("<include><uri>model://nothere</uri></include>"));
   ecs::Registry reg;

@@ -66,6 +66,9 @@ struct WorldDescription {
   std::vector<std::string> unsupported;
   Findings findings;
   std::vector<std::string> files;  ///< every file read (world first, then included files)
+  /// World-level <include>s built from their model file's one parse (not re-parsed per include;
+  /// see src/sdf/README.md, "Includes").
+  std::size_t instanced = 0;
 };
 
 struct LoadOptions {
