@@ -65,7 +65,9 @@ void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
   auto* cmd = app.add_subcommand(
       "make-swarm", "Write a world of N X3-class quadcopters, each flying its own pattern.");
   cmd->add_option("N", o->count, "Number of vehicles")->required()->check(CLI::Range(1, 100000));
-  cmd->add_option("-o,--output", *out, "Output world file (default: stdout)");
+  cmd->add_option("-o,--output", *out,
+                  "Output world file (default: swarm_N.sdf); the vehicle model goes beside it "
+                  "as STEM.vehicle.sdf");
   cmd->add_option("--spacing", o->spacing, "Take-off grid spacing / 3 [m] (default 4)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--sensors", o->sensors, "Give every vehicle IMU, magnetometer, barometer, GNSS");

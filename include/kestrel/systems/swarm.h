@@ -1,10 +1,11 @@
 #pragma once
 /// @file `kestrel make-swarm N [-o FILE]`: a world of N X3-class quadcopters, each flying its
 /// own pattern (a square, a triangle, a hexagon or an out-and-back line, with its own size,
-/// altitude and heading), written for Kestrel. The vehicle is generated once as a template and
-/// instantiated N times by name and pattern only (no re-parsing, no per-vehicle files).
+/// altitude and heading), written for Kestrel. The vehicle model is written once, to its own file,
+/// and included N times; Kestrel's loader parses it once (no re-parsing, no per-vehicle files).
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 namespace kestrel::systems {
@@ -16,11 +17,25 @@ struct SwarmOptions {
   double wind = 0.0;     ///< wind speed from the west (+x) [m/s]
 };
 
-/// The SDF text of the swarm world. @throws Error if count is out of range.
-std::string make_swarm_world(const SwarmOptions& options);
+/// The two files of a swarm: the vehicle model (written once) and the world that includes it
+/// once per vehicle, each include giving the vehicle's name, pose, velocity controller (its topic
+/// namespace) and mission.
+struct SwarmFiles {
+  std::string world;    ///< SDF text of the world
+  std::string vehicle;  ///< SDF text of the vehicle model
+};
 
-/// Writes make_swarm_world(options) to `output` ("" or "-": stdout). Returns the exit code.
-/// @throws Error if the file cannot be written.
+/// The swarm's files; the world's <include>s name the vehicle file as `vehicle_uri` (a path
+/// relative to the world file, an absolute path or a model:// URI).
+/// @throws Error if count or spacing is out of range or the URI is empty.
+SwarmFiles make_swarm(const SwarmOptions& options, const std::string& vehicle_uri);
+
+/// The vehicle file written next to a swarm world: WORLD_STEM.vehicle.sdf.
+std::filesystem::path vehicle_file_for(const std::filesystem::path& world_file);
+
+/// Writes the world to `output` ("": swarm_N.sdf in the current directory) and the vehicle
+/// model to vehicle_file_for(output). Returns the exit code.
+/// @throws Error if a file cannot be written or `output` is "-" (two files cannot go to stdout).
 int run_make_swarm_command(const SwarmOptions& options, const std::string& output);
 
 }  // namespace kestrel::systems

@@ -224,8 +224,16 @@ namespace {
 TEST(MakeSwarm, EveryVehicleFliesItsOwnPatternAndLands) {
   SwarmOptions o;
   o.count = 4;  // one of each pattern: square, triangle, hexagon, line
-  LoadedWorld w(make_swarm_world(o));
+  const auto vehicle = testing::write_temp(make_swarm(o, "unused").vehicle);
+  const SwarmFiles files = make_swarm(o, vehicle.string());
+  LoadedWorld w(files.world);
+  std::filesystem::remove(vehicle);
+  // The vehicle file is parsed once, for all four includes.
+  EXPECT_EQ(w.setup.description.instanced, 4u);
   EXPECT_EQ(w.r().count<c::MissionState>(), 4u);
+  // Each vehicle has its own topic namespace (its name), for the motors and the controller.
+  EXPECT_EQ(w.r().get<c::ActuatorCommandTopic>(w.find("swarm_4::uav_0002")).topic,
+            "/uav_0002/command/motor_speed");
   const auto monitor = MissionMonitor::attach(*w.runner);
   ASSERT_NE(monitor, nullptr);
   w.runner->run(std::nullopt, from_seconds(120));  // the monitor stops the run when all are done
@@ -237,7 +245,8 @@ TEST(MakeSwarm, EveryVehicleFliesItsOwnPatternAndLands) {
     EXPECT_LE(v.max_tracking_error, 0.5) << v.name;
   }
   EXPECT_EQ(monitor->exit_code(), 0);
-  EXPECT_THROW(make_swarm_world({0}), Error);
+  EXPECT_THROW(make_swarm({0}, "v.sdf"), Error);
+  EXPECT_THROW(run_make_swarm_command(o, "-"), Error);
 }
 
 TEST(MissionMonitor, ReportsAFailedMissionWithExitCode1) {

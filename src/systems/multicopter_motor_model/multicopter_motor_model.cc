@@ -66,7 +66,8 @@ class MulticopterMotorModel final : public System,
       throw Error(config.where(), "MulticopterMotorModel must be declared inside a <model>");
     }
     model_ = entity;
-    const auto ns = config.get<std::string>("robotNamespace");
+    // Gazebo's default when absent: the model's name (so one model file serves many vehicles).
+    const auto ns = config.get_or<std::string>("robotNamespace", r.get<c::Name>(model_).value);
     const auto joint_name = config.get<std::string>("jointName");
     const auto link_name = config.get<std::string>("linkName");
     const int actuator = config.get<int>("actuator_number");

@@ -195,13 +195,23 @@ std::string quad_without(const std::string& param) {
 }
 
 TEST(MulticopterMotorModel, MissingRequiredParametersAreErrorsNamingThemAndTheLine) {
-  for (const std::string p :
-       {"robotNamespace", "jointName", "linkName", "actuator_number", "turningDirection"}) {
+  for (const std::string p : {"jointName", "linkName", "actuator_number", "turningDirection"}) {
     SCOPED_TRACE(p);
     const std::string msg = error_of(quad_without(p));
     EXPECT_THAT(msg, HasSubstr("missing required parameter <" + p + ">"));
     EXPECT_THAT(msg, MatchesRegex(".*kestrel_mc_[0-9_]+\\.sdf:[0-9]+.*"));
   }
+}
+
+TEST(MulticopterMotorModel, RobotNamespaceDefaultsToTheModelName) {
+  QuadOptions o;
+  o.name = "uav_7";
+  std::string sdf = testing::quad_world(o);
+  sdf = std::regex_replace(sdf, std::regex("<robotNamespace>[^<]*</robotNamespace>"), "");
+  LoadedWorld w(sdf);
+  const auto model = w.find("w::uav_7");
+  EXPECT_EQ(w.r().get<c::ActuatorCommandTopic>(model).topic, "/uav_7/command/motor_speed");
+  EXPECT_EQ(w.r().get<c::RotorVelocityTopic>(model).topic, "/uav_7/motor_speed");
 }
 
 TEST(MulticopterMotorModel, InvalidParametersAreErrors) {
