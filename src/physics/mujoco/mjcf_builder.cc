@@ -232,6 +232,9 @@ class Builder {
     const int njmax = nconmax * rows + constraint_rows_ + 16;
     size_el_->SetAttribute("nconmax", nconmax);
     size_el_->SetAttribute("njmax", njmax);
+    out_.nconmax = nconmax;
+    out_.njmax = njmax;
+    out_.moving_geoms = moving_geoms_;
 
     tinyxml2::XMLPrinter printer;
     doc_.Print(&printer);
@@ -273,6 +276,7 @@ class Builder {
     if (li.dynamic && li.parent_link == ecs::kNullEntity && li.joint == ecs::kNullEntity) {
       rec.free_joint = name + "::free";
       auto* fj = body->InsertNewChildElement("freejoint");
+      out_.dofs += 6;
       fj->SetAttribute("name", rec.free_joint.c_str());
     }
     if (li.dynamic) emit_inertial(body, li.link, own_dofs, rec);
@@ -342,6 +346,7 @@ class Builder {
       }
       a.Normalize();
       auto* el = body->InsertNewChildElement("joint");
+      ++out_.dofs;
       el->SetAttribute("name", jname.c_str());
       el->SetAttribute("type", type);
       el->SetAttribute("pos", vec3(rec.X_CJ.Pos()).c_str());
@@ -392,6 +397,7 @@ class Builder {
         break;
       case c::JointType::kBall: {
         auto* el = body->InsertNewChildElement("joint");
+        out_.dofs += 3;
         el->SetAttribute("name", name.c_str());
         el->SetAttribute("type", "ball");
         el->SetAttribute("pos", vec3(rec.X_CJ.Pos()).c_str());

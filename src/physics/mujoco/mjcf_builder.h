@@ -58,6 +58,9 @@ struct MjcfModel {
   std::vector<ecs::Entity> geoms;   // collision entity per geom, in MJCF order
   std::vector<ModelRecord> models;  // parents before children
   std::vector<PhysicsIssue> issues;
+  int njmax = 0, nconmax = 0;  // MuJoCo's constraint rows and contacts
+  int moving_geoms = 0;        // collision geoms on moving bodies
+  int dofs = 0;                // degrees of freedom (MuJoCo's nv)
 };
 
 struct BuildOptions {

@@ -340,6 +340,7 @@ class MujocoEngine final : public PhysicsEngine {
     char err[1000] = "";
     mjModel* m = mj_loadXML("kestrel.xml", vfs.get(), err, sizeof(err));
     mj_deleteVFS(vfs.get());
+    if (!m && std::strstr(err, "could not create mjData")) throw too_big(mjcf);
     if (!m) {
       throw Error(
           fmt::format("MuJoCo rejected the model Kestrel generated: {} (run "
@@ -348,8 +349,24 @@ class MujocoEngine final : public PhysicsEngine {
     }
     m_.reset(m);
     d_.reset(mj_makeData(m));
+    if (!d_) throw too_big(mjcf);
     forget_wrenches();
     xml_ = mjcf.xml;
+  }
+
+  // MuJoCo 2.2 sizes mjData's constraint arrays for njmax rows whether used or not (efc_AR is
+  // njmax², efc_J and efc_JT njmax × nv, with int column indices) and counts its buffer's bytes
+  // in an int: beyond 2 GiB it cannot create mjData at all.
+  static Error too_big(const mujoco::MjcfModel& mjcf) {
+    const double rows = mjcf.njmax, nv = mjcf.dofs;
+    const double gib = (8 * rows * rows + 24 * rows * nv) / (1u << 30);
+    return Error(fmt::format(
+        "MuJoCo 2.2 cannot allocate this world's physics data: room for {} contacts "
+        "(4 per moving collision geom, {} of them) means {} constraint rows, and with {} degrees "
+        "of freedom its constraint arrays alone need ~{:.1f} GiB, over MuJoCo 2.2's 2 GiB data "
+        "limit. Fewer moving collision geoms or degrees of freedom per world (a make-swarm world "
+        "of X3s fits up to ~600 vehicles).",
+        mjcf.nconmax, mjcf.moving_geoms, mjcf.njmax, mjcf.dofs, gib));
   }
 
   int name2id(int type, const std::string& name) const {
