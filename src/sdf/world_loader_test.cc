@@ -211,6 +211,13 @@ class IncludeTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   static void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
+  // Loads dir_/w.sdf with dir_/models on the resource path.
+  WorldDescription load(ecs::Registry& reg) {
+    const auto w = reg.create();
+    LoadOptions o;
+    o.resource_paths = {dir_ / "models"};
+    return load_world_file(dir_ / "w.sdf", reg, w, o);
+  }
   fs::path dir_;
 };
 
@@ -219,10 +226,7 @@ TEST_F(IncludeTest, ModelUriResolvesOnResourcePath) {
     <include><uri>model://box</uri><name>b1</name><pose>1 0 0 0 0 0</pose></include>
     <include><uri>model://box</uri><name>b2</name><pose>2 0 0 0 0 0</pose></include>)"));
   ecs::Registry reg;
-  const auto w = reg.create();
-  LoadOptions o;
-  o.resource_paths = {dir_ / "models"};
-  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  const auto d = load(reg);
   EXPECT_EQ(messages(d), "");
   const auto l2 = reg.find_scoped("w::b2::l");
   ASSERT_NE(l2, ecs::kNullEntity);
@@ -250,10 +254,7 @@ TEST_F(IncludeTest, RepeatedIncludesAreBuiltFromOneParse) {
     <include><uri>model://box</uri><name>held</name></include>
     <frame name='f' attached_to='held'/>)"));
   ecs::Registry reg;
-  const auto w = reg.create();
-  LoadOptions o;
-  o.resource_paths = {dir_ / "models"};
-  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  const auto d = load(reg);
   EXPECT_EQ(messages(d), "");
   // The world itself went to libsdformat as text: its relative mesh URI still resolves from it.
   EXPECT_EQ(std::get<c::MeshShape>(reg.get<c::Geometry>(reg.find_scoped("w::ground::l::c")).shape)
@@ -297,10 +298,7 @@ TEST_F(IncludeTest, InstancedIncludeProblemsNameTheWorldLine) {
     <include><uri>model://box</uri><name>b0</name></include>
     <include><uri>model://box</uri><name>b1</name><plugin name='nofile'/></include>)"));
   ecs::Registry reg;
-  const auto w = reg.create();
-  LoadOptions o;
-  o.resource_paths = {dir_ / "models"};
-  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  const auto d = load(reg);
   const std::string m = messages(d);
   EXPECT_EQ(d.findings.count(Severity::kError), 2u) << m;
   EXPECT_THAT(m, HasSubstr("w.sdf:3: duplicate name 'b0'"));
@@ -310,10 +308,7 @@ TEST_F(IncludeTest, InstancedIncludeProblemsNameTheWorldLine) {
 TEST_F(IncludeTest, UnresolvedIncludeNamesEveryPathSearched) {
   write(dir_ / "w.sdf", world("<include><uri>model://nothere</uri></include>"));
   ecs::Registry reg;
-  const auto w = reg.create();
-  LoadOptions o;
-  o.resource_paths = {dir_ / "models"};
-  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  const auto d = load(reg);
   const std::string m = messages(d);
   EXPECT_THAT(m, HasSubstr("cannot resolve <include> 'model://nothere'"));
   EXPECT_THAT(m, HasSubstr((dir_ / "models" / "nothere").string()));
@@ -339,10 +334,7 @@ TEST_F(IncludeTest, MeshUrisResolveLikeIncludesAndMissingOnesAreReported) {
   write(dir_ / "w.sdf", world("<model name='m'><static>true</static><link name='l'>" + geo +
                               "</link></model>"));
   ecs::Registry reg;
-  const auto w = reg.create();
-  LoadOptions o;
-  o.resource_paths = {dir_ / "models"};
-  const auto d = load_world_file(dir_ / "w.sdf", reg, w, o);
+  const auto d = load(reg);
   auto mesh = [&](const char* name) {
     return std::get<c::MeshShape>(reg.get<c::Geometry>(reg.find_scoped(name)).shape);
   };
