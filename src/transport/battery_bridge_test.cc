@@ -75,17 +75,22 @@ TEST_F(BatteryBridgeTest, DrainingTopicsStartAndStopTheDrainWithAnyMessageType) 
   EXPECT_FALSE(battery().draining);
   EXPECT_EQ(battery().charge, 100.0);
 
-  std::mutex m;
-  std::vector<msgs::BatteryState::PowerSupplyStatus> states;
-  std::function<void(const msgs::BatteryState&)> on_state = [&](const msgs::BatteryState& s) {
-    std::lock_guard lock(m);
-    states.push_back(s.power_supply_status());
+  // The latest status seen. Shared with the callback: ignition-transport may still run an
+  // already queued callback after Unsubscribe returns (seen with --gtest_repeat).
+  struct Seen {
+    std::mutex m;
+    msgs::BatteryState::PowerSupplyStatus status = msgs::BatteryState::UNKNOWN;
+  };
+  auto seen = std::make_shared<Seen>();
+  std::function<void(const msgs::BatteryState&)> on_state = [seen](const msgs::BatteryState& s) {
+    std::lock_guard lock(seen->m);
+    seen->status = s.power_supply_status();
   };
   ASSERT_TRUE(node_->Subscribe("/model/cart/battery/main/state", on_state));
   Unsubscribe unsubscribe{node_.get(), {"/model/cart/battery/main/state"}};
-  auto last_state = [&] {
-    std::lock_guard lock(m);
-    return states.empty() ? msgs::BatteryState::UNKNOWN : states.back();
+  auto last_state = [seen] {
+    std::lock_guard lock(seen->m);
+    return seen->status;
   };
 
   // An Empty on the first start topic: draining at 10 A.
