@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
@@ -87,6 +88,36 @@ TEST(MulticopterVelocityControl, DisabledCommandsZeroToEveryRotor) {
   w.step(10);
   EXPECT_EQ(w.r().get<c::ActuatorCommands>(w.find("w::quad")).velocity,
             std::vector<double>(4, 0.0));
+}
+
+TEST(MulticopterVelocityControl, RunTimeSeedRestartsTheVelocityNoise) {
+  QuadOptions o;
+  o.z = 5;
+  o.velocity_control = true;
+  std::string sdf = testing::quad_world(o);
+  const std::string anchor = "<comLinkName>base_link</comLinkName>";
+  sdf.insert(sdf.find(anchor) + anchor.size(),
+             "<linearVelocityNoiseStdDev>0.2 0.2 0.2</linearVelocityNoiseStdDev>");
+  // The rotor commands of 20 steps after a seed change at t = 0.1 s.
+  auto commands = [&](std::optional<std::uint64_t> seed) {
+    LoadedWorld w(sdf);
+    const auto model = w.find("w::quad");
+    w.r().get<c::VelocityControlEnable>(model).value = true;
+    w.step(100);
+    if (seed) w.runner->set_seed(*seed);
+    w.step();  // the seed changes at the end of this step
+    std::vector<double> out;
+    for (int i = 0; i < 20; ++i) {
+      w.step();
+      const auto& v = w.r().get<c::ActuatorCommands>(model).velocity;
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
+  };
+  const auto a = commands(7);
+  EXPECT_EQ(a, commands(7)) << "deterministic";
+  EXPECT_NE(a, commands(std::nullopt)) << "the new seed restarted the controller's noise";
+  EXPECT_NE(a, commands(8));
 }
 
 TEST(MulticopterVelocityControl, MissingParametersAreErrors) {

@@ -16,6 +16,7 @@
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
+#include "kestrel/sim/runner.h"
 #include "multicopter_control/multicopter_control.h"
 
 namespace kestrel::systems {
@@ -78,7 +79,7 @@ class MulticopterVelocityControl final : public System,
   int priority() const override { return priority::kPrePhysics - 1; }
 
   void configure(ecs::Entity entity, const Element& config, ecs::Registry& r,
-                 sim::EventBus&) override {
+                 sim::EventBus& events) override {
     if (!r.has<c::Model>(entity)) {
       throw Error(config.where(), "MulticopterVelocityControl must be declared inside a <model>");
     }
@@ -125,10 +126,17 @@ class MulticopterVelocityControl final : public System,
     if (!r.has<c::VelocityControlEnable>(model_)) r.add<c::VelocityControlEnable>(model_, false);
     if (!r.has<c::ActuatorCommands>(model_)) r.add<c::ActuatorCommands>(model_);
 
-    std::uint64_t seed = fnv1a(r.scoped_name(model_) + "::MulticopterVelocityControl");
-    if (const auto* s = r.try_get<c::WorldSeed>(world_)) seed ^= s->value * 0x9e3779b97f4a7c15ull;
-    seed_ = seed;
+    const std::uint64_t name_hash = fnv1a(r.scoped_name(model_) + "::MulticopterVelocityControl");
+    auto seed_from = [name_hash](std::uint64_t world_seed) {
+      return name_hash ^ (world_seed * 0x9e3779b97f4a7c15ull);
+    };
+    const auto* s = r.try_get<c::WorldSeed>(world_);
+    seed_ = seed_from(s ? s->value : 0);
     rng_.seed(seed_);
+    // A run-time seed change (sim::Runner::set_seed): the velocity noise restarts from it;
+    // reset returns to the seed the world started with.
+    reseed_ = events.subscribe<sim::WorldSeedChanged>(
+        [this, seed_from](const sim::WorldSeedChanged& e) { rng_.seed(seed_from(e.seed)); });
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override { rng_.seed(seed_); }
@@ -272,7 +280,8 @@ class MulticopterVelocityControl final : public System,
   Matrix3d inertia_ = Matrix3d::Zero;
   std::vector<Rotor> rotors_;
   std::vector<std::array<double, 4>> pinv_;  // n × 4
-  std::uint64_t seed_ = 0;
+  std::uint64_t seed_ = 0;  // from the world's initial seed
+  sim::EventBus::Subscription reseed_;
   std::mt19937_64 rng_;
 };
 

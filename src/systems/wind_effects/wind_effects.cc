@@ -51,7 +51,7 @@ class WindEffects final : public System,
   int priority() const override { return priority::kPrePhysics; }
 
   void configure(ecs::Entity entity, const Element& config, ecs::Registry& r,
-                 sim::EventBus&) override {
+                 sim::EventBus& events) override {
     world_ = entity;
     if (!r.has<c::World>(world_)) {
       throw Error(config.where(), "WindEffects must be attached to the world, found " +
@@ -100,6 +100,16 @@ class WindEffects final : public System,
     // The filters rise from calm (magnitude 0) and start at the mean direction.
     direction_.state = std::atan2(mean_.Y(), mean_.X()) / kDeg;
     initial_ = State{magnitude_, direction_, vertical_};
+    // A run-time seed change (sim::Runner::set_seed): the noise streams restart from it (the
+    // filters keep their state); reset returns to the streams of the world's initial seed.
+    reseed_ = events.subscribe<sim::WorldSeedChanged>([this, scoped](const sim::WorldSeedChanged& e) {
+      auto again = [&](const Noise& n, const char* channel) {
+        return Noise(n.params(), sensors::derive_seed(e.seed, scoped, channel));
+      };
+      magnitude_.noise = again(magnitude_.noise, "wind/magnitude");
+      direction_.noise = again(direction_.noise, "wind/direction");
+      vertical_ = again(vertical_, "wind/vertical");
+    });
   }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
@@ -166,6 +176,7 @@ class WindEffects final : public System,
   Duration gust_start_{0}, gust_duration_{0};
   Vector3d gust_velocity_;
   State initial_;
+  sim::EventBus::Subscription reseed_;
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
@@ -92,6 +94,33 @@ TEST(WindEffects, RiseSineNoiseAndGust) {
     b.push_back(wind2.Z());
   }
   EXPECT_EQ(a, b);
+}
+
+TEST(WindEffects, RunTimeSeedRestartsTheNoise) {
+  // Noise only (no lag, no sine): after the seed change the wind depends only on the new seed.
+  const char* plugin = R"(<plugin><horizontal><direction><noise type="gaussian"><stddev>1</stddev>
+      </noise></direction></horizontal><vertical><noise type="gaussian"><stddev>0.05</stddev>
+      </noise></vertical></plugin>)";
+  auto run = [&](std::uint64_t start_seed, std::optional<std::uint64_t> new_seed) {
+    TestWorld w(world(false), start_seed);
+    add_wind(w, plugin);
+    w.start();
+    w.step(100);
+    if (new_seed) w.runner->set_seed(*new_seed);
+    w.step();  // the seed changes at the end of this step
+    const auto& wind = w.r().get<c::Wind>(w.runner->world()).linear_velocity;
+    std::vector<double> out;
+    for (int i = 0; i < 50; ++i) {
+      w.step();
+      out.push_back(wind.Y());
+      out.push_back(wind.Z());
+    }
+    return out;
+  };
+  const auto a = run(3, 7);
+  EXPECT_EQ(a, run(5, 7)) << "same new seed at the same sim time: the same wind afterwards";
+  EXPECT_NE(a, run(3, std::nullopt)) << "the new seed changed the streams";
+  EXPECT_NE(a, run(3, 8));
 }
 
 TEST(WindEffects, UnknownParameterIsAnError) {
