@@ -50,6 +50,7 @@ class MissionMonitor {
   void refresh(const ecs::Registry& r);
 
   std::vector<ecs::Entity> models_;
+  std::vector<std::string> names_;  // scoped names of models_
   sim::EventBus::Subscription sub_;
   mutable std::mutex m_;
   std::vector<Vehicle> vehicles_;

@@ -26,31 +26,38 @@ std::unique_ptr<MissionMonitor> MissionMonitor::attach(sim::Runner& runner, bool
   return m;
 }
 
+// Every step, for every vehicle: fields are assigned in place (names cached at the first
+// refresh), so a swarm's step allocates nothing here.
 void MissionMonitor::refresh(const ecs::Registry& r) {
-  std::vector<Vehicle> out;
-  out.reserve(models_.size());
+  if (names_.size() != models_.size()) {
+    names_.clear();
+    for (ecs::Entity e : models_) names_.push_back(r.scoped_name(e));
+  }
+  std::size_t faults = 0;
+  r.each<c::FaultLog>([&](ecs::Entity, const c::FaultLog& l) { faults += l.events.size(); });
+  std::lock_guard lock(m_);
+  std::size_t n = 0;
   bool done = true;
-  for (ecs::Entity e : models_) {
+  for (std::size_t i = 0; i < models_.size(); ++i) {
+    const ecs::Entity e = models_[i];
     const auto* st = r.try_get<c::MissionState>(e);
     if (!st) continue;
-    Vehicle v;
-    v.name = r.scoped_name(e);
+    if (vehicles_.size() <= n) vehicles_.emplace_back();
+    Vehicle& v = vehicles_[n++];
+    if (v.name != names_[i]) v.name = names_[i];
     v.phase = c::mission_phase_name(st->phase);
     v.waypoint = st->waypoint;
     v.waypoint_count = st->waypoint_count;
     v.distance = st->distance;
     v.flight_time = st->flight_time;
     v.max_tracking_error = st->max_tracking_error;
-    v.reason = st->reason;
-    if (const auto* b = r.try_get<c::Battery>(e)) v.energy_used = b->energy_used;
+    if (v.reason != st->reason) v.reason = st->reason;
+    const auto* b = r.try_get<c::Battery>(e);
+    v.energy_used = b ? b->energy_used : -1.0;
     done =
         done && (st->phase == c::MissionPhase::kCompleted || st->phase == c::MissionPhase::kFailed);
-    out.push_back(std::move(v));
   }
-  std::size_t faults = 0;
-  r.each<c::FaultLog>([&](ecs::Entity, const c::FaultLog& l) { faults += l.events.size(); });
-  std::lock_guard lock(m_);
-  vehicles_ = std::move(out);
+  vehicles_.resize(n);
   faults_ = faults;
   all_done_ = done;
 }
