@@ -118,7 +118,7 @@ class LinearBattery final : public System,
     drain.stop = read_topics(config, "stop_power_draining_topic", topics);
     if (!drain.start.empty() || !drain.stop.empty()) r.set(model_, std::move(drain));
     r.set(model_, c::BatteryDrainCommand{});
-    reject_duplicates(config);
+    warn_duplicates(config);
     reject_unknown_parameters(config, "LinearBattery", kParams);
     name_ = r.scoped_name(model_) + "::" + name;
     c::Battery b;
@@ -275,16 +275,18 @@ class LinearBattery final : public System,
     return false;
   }
 
-  // A parameter given twice is ambiguous (Gazebo silently uses the first).
-  static void reject_duplicates(const Element& config) {
+  // A parameter given twice: Gazebo silently uses the first (its own linear_battery_demo.sdf
+  // gives vehicle_blue's <power_load> twice), so Kestrel uses the first too, and says so.
+  static void warn_duplicates(const Element& config) {
     std::vector<const Element*> seen;
     for (const auto& ch : config.children()) {
       if (std::ranges::find(kRepeatable, ch->name()) != std::end(kRepeatable)) continue;
       for (const Element* s : seen) {
         if (s->name() == ch->name()) {
-          throw Error(ch->where(), fmt::format("LinearBattery: <{}> is given twice (first at {}); "
-                                               "give it once",
-                                               ch->name(), s->where()));
+          spdlog::warn("{}: LinearBattery: <{}> is given twice; the first ({} at {}) is used, as "
+                       "Gazebo does: remove the other",
+                       ch->where(), ch->name(), s->text(), s->where());
+          (void)config.children(ch->name());  // reported here, not as an unknown parameter
         }
       }
       seen.push_back(ch.get());
