@@ -111,6 +111,25 @@ constexpr const char* kBoxOnGround = R"(<?xml version="1.0"?>
   </world>
 </sdf>)";
 
+// A <limit> without <velocity> has no velocity limit (libsdformat reports infinity): only a
+// finite one earns the "MuJoCo has none" warning.
+TEST(PhysicsSdf, OnlyAFiniteJointVelocityLimitIsReported) {
+  auto warnings = [](const std::string& limit) {
+    std::string sdf = kPendulum;
+    const std::string axis = "<axis><xyz>1 0 0</xyz>";
+    sdf.insert(sdf.find(axis) + axis.size(), limit);
+    Loaded w{std::string_view(sdf)};
+    std::size_t n = 0;
+    for (const auto& i : check_physics(w.r(), w.runner->world())) {
+      n += i.message.find("joint velocity limit") != std::string::npos;
+    }
+    return n;
+  };
+  EXPECT_EQ(warnings(""), 0u);
+  EXPECT_EQ(warnings("<limit><lower>-1e16</lower><upper>1e16</upper></limit>"), 0u);
+  EXPECT_EQ(warnings("<limit><lower>-1</lower><upper>1</upper><velocity>5</velocity></limit>"), 1u);
+}
+
 TEST(PhysicsSdf, BoxFromSdfRestsWithContactForceMg) {
   Loaded w(std::string_view{kBoxOnGround});
   w.start();

@@ -1,11 +1,32 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <regex>
 #include <set>
 
 #include "kestrel/physics/physics.h"
 #include "kestrel/sdf/check.h"
+#include "kestrel/sdf/world_setup.h"
+#include "kestrel/sim/runner.h"
 
 namespace kestrel::sdf {
+
+namespace {
+
+// An error thrown while configuring, as a finding: "FILE:LINE: message" keeps its location.
+void add_error(CheckReport& r, const Error& e) {
+  static const std::regex kFileLine(R"(^(.*):(\d+)$)");
+  std::string message = e.what();
+  const std::string& where = e.where();
+  if (!where.empty() && message.starts_with(where + ": ")) message.erase(0, where.size() + 2);
+  std::smatch m;
+  if (std::regex_match(where, m, kFileLine)) {
+    r.findings.error(m[1], std::stoi(m[2]), "", message);
+  } else {
+    r.findings.error(r.description.file, 0, where, message);
+  }
+}
+
+}  // namespace
 
 CheckReport check_world(const CheckOptions& options) {
   CheckReport r;
@@ -36,6 +57,24 @@ CheckReport check_world(const CheckOptions& options) {
                                                                             : Severity::kWarning,
                       i.file.empty() ? r.description.file : i.file, i.line, i.scoped_name,
                       i.message});
+    }
+  }
+  // What `kestrel run` would still refuse: the systems configured exactly as a run configures
+  // them (plugin parameters, physics build), without transport (`kestrel run --no-transport`).
+  // Only when nothing so far is an error: a run stops at those first. A run stops at the first
+  // configure error too, so that is the one reported.
+  if (!r.findings.has_errors()) {
+    sim::Runner::Options o;
+    o.real_time_factor = 0;
+    sim::Runner runner(o);
+    WorldSetupOptions ws;
+    ws.load = options.load;
+    ws.resolve = ro;
+    try {
+      load_world_into_runner(options.world, runner, ws);
+      runner.configure();
+    } catch (const Error& e) {
+      add_error(r, e);
     }
   }
   for (std::string_view gz : {"Physics", "UserCommands", "SceneBroadcaster"}) {

@@ -78,6 +78,23 @@ TEST_F(CheckTest, ErrorsExitOneAndStrictPromotesWarnings) {
   EXPECT_EQ(run(g, /*strict=*/true), 1);
 }
 
+TEST_F(CheckTest, SystemsAreConfiguredAsARunWouldConfigureThem) {
+  // A plugin parameter only its system can judge (a wind system on a model, a typo): what
+  // `kestrel run` would refuse, check reports with the file:line, exit 1.
+  const auto f = write("bad_plugin.sdf", R"(<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="w">
+    <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+    <plugin filename="gz-sim-wind-effects-system" name="gz::sim::systems::WindEffects">
+      <force_aproximation_scaling_factor>1</force_aproximation_scaling_factor>
+    </plugin>
+  </world>
+</sdf>)");
+  EXPECT_EQ(run(f), 1) << out_.str() << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("error: " + f.string() + ":6: "));
+  EXPECT_THAT(out_.str(), HasSubstr("force_aproximation_scaling_factor"));
+}
+
 TEST_F(CheckTest, JsonIsOneArrayOnStdout) {
   std::string bad = kGood;
   bad.replace(bad.find("<mass>1</mass>"), 14, "<mass>0</mass>");

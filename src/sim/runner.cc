@@ -1,5 +1,7 @@
 #include "kestrel/sim/runner.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <thread>
@@ -111,9 +113,19 @@ SystemEntry Runner::make_entry(std::unique_ptr<System> system, ecs::Entity entit
   SystemEntry s;
   s.priority = system->priority();
   if (!config) config = Element::empty("plugin");
-  // Gazebo's per-plugin override; both spellings.
+  // Gazebo's per-plugin override; both spellings. A near miss (Gazebo's own sensors.sdf writes
+  // <gz::system_priority>) is ignored by Gazebo: Kestrel ignores it too, and says so.
   for (const char* key : {"gz:system_priority", "ignition:system_priority"}) {
     if (config->has(key)) s.priority = config->get<int>(key);
+  }
+  for (const auto& ch : config->children()) {
+    const std::string& n = ch->name();
+    if (n.ends_with("system_priority") && n != "gz:system_priority" &&
+        n != "ignition:system_priority") {
+      spdlog::warn("{}: <{}> is not Gazebo's <gz:system_priority>: ignored, '{}' keeps its "
+                   "priority {}",
+                   ch->where(), n, name, s.priority);
+    }
   }
   s.configure_priority = dynamic_cast<ISystemConfigurePriority*>(system.get());
   s.configure = dynamic_cast<ISystemConfigure*>(system.get());

@@ -57,14 +57,20 @@ TEST(Runner, PhasesRunInPriorityOrderWithTiesInLoadOrder) {
   r.add_system(std::make_unique<Recorder>(t, "over", 0), 0,
                Element::parse("<plugin><gz:system_priority>-100</gz:system_priority></plugin>"),
                "over", "test");
+  // A near miss (as in Gazebo's sensors.sdf) is ignored, as Gazebo ignores it (with a warning).
+  r.add_system(std::make_unique<Recorder>(t, "miss", 0), 0,
+               Element::parse("<plugin><gz::system_priority>-200</gz::system_priority></plugin>"),
+               "miss", "test");
   r.configure();
   EXPECT_THAT(t.calls, ElementsAre("uc:configure", "over:configure", "phys:configure",
-                                   "b0:configure", "a0:configure"));
+                                   "b0:configure", "a0:configure", "miss:configure"));
   t.calls.clear();
   r.step_once();
-  EXPECT_THAT(t.calls, ElementsAre("uc:pre", "over:pre", "phys:pre", "b0:pre", "a0:pre", "uc:update",
-                                   "over:update", "phys:update", "b0:update", "a0:update", "uc:post",
-                                   "over:post", "phys:post", "b0:post", "a0:post"));
+  EXPECT_THAT(t.calls,
+              ElementsAre("uc:pre", "over:pre", "phys:pre", "b0:pre", "a0:pre", "miss:pre",
+                          "uc:update", "over:update", "phys:update", "b0:update", "a0:update",
+                          "miss:update", "uc:post", "over:post", "phys:post", "b0:post", "a0:post",
+                          "miss:post"));
 }
 
 // A toy dynamics system: integrates a random-walk velocity into a position component, with an

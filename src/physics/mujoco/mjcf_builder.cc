@@ -373,7 +373,7 @@ class Builder {
       if (ax.damping < 0 || ax.friction < 0 || ax.spring_stiffness < 0) {
         issue(Severity::kError, li.joint, "joint damping, friction and stiffness must be >= 0");
       }
-      if (ax.velocity >= 0) {
+      if (ax.velocity >= 0 && std::isfinite(ax.velocity)) {  // sdformat: inf = none
         issue(Severity::kWarning, li.joint,
               "joint velocity limit: MuJoCo has none; Kestrel clamps JointVelocityCmd to it but "
               "does not limit the passive motion");
