@@ -185,14 +185,14 @@ TEST(Physics, SparseWrenchesMatchMujocosOwnPath) {
     TestWorld w;
     const Pose3d X_WM(0, 0, 2, 0.1, -0.2, 0.3), X_MA(0.2, 0, 0.05, 0, 0.3, 0);
     const auto model = w.model("craft", X_WM);
-    const auto base =
-        w.link(model, "base", Pose3d::Zero, 1.0, {0.02, 0.03, 0.04}, Pose3d(0.01, 0.02, 0, 0, 0, 0));
-    const auto arm = w.link(model, "arm", X_MA, 0.1, {1e-3, 2e-3, 3e-3},
-                            Pose3d(0.03, 0, 0, 0, 0, 0));
+    const auto base = w.link(model, "base", Pose3d::Zero, 1.0, {0.02, 0.03, 0.04},
+                             Pose3d(0.01, 0.02, 0, 0, 0, 0));
+    const auto arm =
+        w.link(model, "arm", X_MA, 0.1, {1e-3, 2e-3, 3e-3}, Pose3d(0.03, 0, 0, 0, 0, 0));
     c::JointAxisData axis;
     axis.xyz = {0, 1, 0};
-    const auto joint = w.joint(model, "hinge", c::JointType::kRevolute, base, arm,
-                               compose(X_WM, X_MA), axis);
+    const auto joint =
+        w.joint(model, "hinge", c::JointType::kRevolute, base, arm, compose(X_WM, X_MA), axis);
     w.start();
     auto& r = w.r();
     if (mujoco_path) r.add<c::JointTransmittedWrench>(joint);

@@ -126,8 +126,7 @@ c::JointAxisData axis_data(const ::sdf::JointAxis& a, const Vector3d& xyz) {
 Walker::Loc Walker::loc(const ::sdf::ElementPtr& e) const {
   if (!e) return {d_.file, 0};
   const std::string& f = e->FilePath();
-  return {f.empty() || f == kStringSource ? d_.file : src_.display(f),
-          e->LineNumber().value_or(0)};
+  return {f.empty() || f == kStringSource ? d_.file : src_.display(f), e->LineNumber().value_or(0)};
 }
 
 std::shared_ptr<const Element> Walker::original(const ::sdf::ElementPtr& e) const {

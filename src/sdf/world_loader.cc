@@ -213,7 +213,7 @@ void throw_if_unusable(const ::sdf::Errors& errors, const std::string& file,
 struct Instance {
   std::shared_ptr<const Element> include;
   fs::path file;
-  std::string name;                           // empty: the model's own
+  std::string name;                            // empty: the model's own
   std::optional<ignition::math::Pose3d> pose;  // empty: the model's own
   bool is_static = false;
 };
@@ -285,7 +285,8 @@ std::vector<Instance> plan_instances(const detail::Sources& sources, const fs::p
   collect_references(*root, false, refs);
   auto referenced = [&](const std::string& n) {
     for (const auto& r : refs) {
-      if (r == n || (r.size() > n.size() + 2 && r.starts_with(n) && r.compare(n.size(), 2, "::") == 0))
+      if (r == n ||
+          (r.size() > n.size() + 2 && r.starts_with(n) && r.compare(n.size(), 2, "::") == 0))
         return true;
     }
     return false;
@@ -345,8 +346,7 @@ std::vector<Instance> plan_instances(const detail::Sources& sources, const fs::p
 
 // Parses a model file with libsdformat (the caller holds sdformat_mutex).
 // @throws UnreadableWorld if it cannot be parsed or holds no <model>.
-std::unique_ptr<::sdf::Root> parse_model_file(const fs::path& file,
-                                              const detail::Sources& sources,
+std::unique_ptr<::sdf::Root> parse_model_file(const fs::path& file, const detail::Sources& sources,
                                               ::sdf::Errors& errors, std::string& console) {
   auto root = std::make_unique<::sdf::Root>();
   {
@@ -380,8 +380,9 @@ void spawn_instances(const std::vector<Instance>& instances, detail::Sources& so
     const int line = in.include->line();
     if (registry.child_by_name(world, name) != ecs::kNullEntity) {
       d.findings.error(file, line, "",
-                       "duplicate name '" + name + "': <include> names a model like a sibling "
-                       "in <world>; names must be unique among siblings");
+                       "duplicate name '" + name +
+                           "': <include> names a model like a sibling "
+                           "in <world>; names must be unique among siblings");
       continue;
     }
     const ecs::Entity e =

@@ -257,9 +257,9 @@ TEST_F(IncludeTest, RepeatedIncludesAreBuiltFromOneParse) {
   const auto d = load(reg);
   EXPECT_EQ(messages(d), "");
   // The world itself went to libsdformat as text: its relative mesh URI still resolves from it.
-  EXPECT_EQ(std::get<c::MeshShape>(reg.get<c::Geometry>(reg.find_scoped("w::ground::l::c")).shape)
-                .path,
-            fs::canonical(dir_ / "local/rock.obj").string());
+  EXPECT_EQ(
+      std::get<c::MeshShape>(reg.get<c::Geometry>(reg.find_scoped("w::ground::l::c")).shape).path,
+      fs::canonical(dir_ / "local/rock.obj").string());
   // b0, b1 and box from one parse; 'near' (pose relative to a model) and 'held' (a frame is
   // attached to it) need libsdformat's frame graph and stay with it.
   EXPECT_EQ(d.instanced, 3u);

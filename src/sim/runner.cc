@@ -122,9 +122,10 @@ SystemEntry Runner::make_entry(std::unique_ptr<System> system, ecs::Entity entit
     const std::string& n = ch->name();
     if (n.ends_with("system_priority") && n != "gz:system_priority" &&
         n != "ignition:system_priority") {
-      spdlog::warn("{}: <{}> is not Gazebo's <gz:system_priority>: ignored, '{}' keeps its "
-                   "priority {}",
-                   ch->where(), n, name, s.priority);
+      spdlog::warn(
+          "{}: <{}> is not Gazebo's <gz:system_priority>: ignored, '{}' keeps its "
+          "priority {}",
+          ch->where(), n, name, s.priority);
     }
   }
   s.configure_priority = dynamic_cast<ISystemConfigurePriority*>(system.get());

@@ -66,11 +66,10 @@ TEST(Runner, PhasesRunInPriorityOrderWithTiesInLoadOrder) {
                                    "b0:configure", "a0:configure", "miss:configure"));
   t.calls.clear();
   r.step_once();
-  EXPECT_THAT(t.calls,
-              ElementsAre("uc:pre", "over:pre", "phys:pre", "b0:pre", "a0:pre", "miss:pre",
-                          "uc:update", "over:update", "phys:update", "b0:update", "a0:update",
-                          "miss:update", "uc:post", "over:post", "phys:post", "b0:post", "a0:post",
-                          "miss:post"));
+  EXPECT_THAT(t.calls, ElementsAre("uc:pre", "over:pre", "phys:pre", "b0:pre", "a0:pre", "miss:pre",
+                                   "uc:update", "over:update", "phys:update", "b0:update",
+                                   "a0:update", "miss:update", "uc:post", "over:post", "phys:post",
+                                   "b0:post", "a0:post", "miss:post"));
 }
 
 // A toy dynamics system: integrates a random-walk velocity into a position component, with an

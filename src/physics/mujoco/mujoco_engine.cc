@@ -645,8 +645,8 @@ class MujocoEngine final : public PhysicsEngine {
         for (int i = m->body_dofadr[body] + m->body_dofnum[body] - 1; i >= 0;
              i = m->dof_parentid[i]) {
           const mjtNum* cd = d->cdof + 6 * i;
-          d->qfrc_applied[i] += cd[0] * t.X() + cd[1] * t.Y() + cd[2] * t.Z() +
-                                cd[3] * f.X() + cd[4] * f.Y() + cd[5] * f.Z();
+          d->qfrc_applied[i] += cd[0] * t.X() + cd[1] * t.Y() + cd[2] * t.Z() + cd[3] * f.X() +
+                                cd[4] * f.Y() + cd[5] * f.Z();
         }
       }
     }
@@ -984,9 +984,9 @@ class MujocoEngine final : public PhysicsEngine {
   std::string xml_, xml0_;
   std::vector<PhysicsIssue> issues_, issues0_;
   std::vector<ecs::Entity> touched_geoms_;
-  std::vector<int> wrench_bodies_;     // bodies whose xfrc_applied is set this step
-  std::vector<char> wrench_noted_;     // per body: in wrench_bodies_
-  std::vector<mjtNum> qfrc_joint_;     // qfrc_applied's joint commands, when wrenches were added
+  std::vector<int> wrench_bodies_;  // bodies whose xfrc_applied is set this step
+  std::vector<char> wrench_noted_;  // per body: in wrench_bodies_
+  std::vector<mjtNum> qfrc_joint_;  // qfrc_applied's joint commands, when wrenches were added
   std::vector<BodyRefs> body_refs_;
   std::vector<ModelRefs> model_refs_;
   std::vector<JointRefs> joint_refs_;

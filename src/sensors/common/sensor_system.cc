@@ -77,7 +77,8 @@ void reject_unread(const Element& e, std::string_view expected) {
   auto unread = e.unread_children();
   // Namespaced elements (gz:system_priority, kestrel:...) belong to other readers, as for every
   // other system (systems/common/plugin_params).
-  std::erase_if(unread, [](const Element* ch) { return ch->name().find(':') != std::string::npos; });
+  std::erase_if(unread,
+                [](const Element* ch) { return ch->name().find(':') != std::string::npos; });
   if (unread.empty()) return;
   std::string names;
   for (const Element* ch : unread) names += (names.empty() ? "<" : ", <") + ch->name() + ">";

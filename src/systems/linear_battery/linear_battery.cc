@@ -283,9 +283,10 @@ class LinearBattery final : public System,
       if (std::ranges::find(kRepeatable, ch->name()) != std::end(kRepeatable)) continue;
       for (const Element* s : seen) {
         if (s->name() == ch->name()) {
-          spdlog::warn("{}: LinearBattery: <{}> is given twice; the first ({} at {}) is used, as "
-                       "Gazebo does: remove the other",
-                       ch->where(), ch->name(), s->text(), s->where());
+          spdlog::warn(
+              "{}: LinearBattery: <{}> is given twice; the first ({} at {}) is used, as "
+              "Gazebo does: remove the other",
+              ch->where(), ch->name(), s->text(), s->where());
           (void)config.children(ch->name());  // reported here, not as an unknown parameter
         }
       }

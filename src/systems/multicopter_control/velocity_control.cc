@@ -280,7 +280,7 @@ class MulticopterVelocityControl final : public System,
   Matrix3d inertia_ = Matrix3d::Zero;
   std::vector<Rotor> rotors_;
   std::vector<std::array<double, 4>> pinv_;  // n × 4
-  std::uint64_t seed_ = 0;  // from the world's initial seed
+  std::uint64_t seed_ = 0;                   // from the world's initial seed
   sim::EventBus::Subscription reseed_;
   std::mt19937_64 rng_;
 };

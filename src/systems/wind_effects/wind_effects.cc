@@ -102,14 +102,15 @@ class WindEffects final : public System,
     initial_ = State{magnitude_, direction_, vertical_};
     // A run-time seed change (sim::Runner::set_seed): the noise streams restart from it (the
     // filters keep their state); reset returns to the streams of the world's initial seed.
-    reseed_ = events.subscribe<sim::WorldSeedChanged>([this, scoped](const sim::WorldSeedChanged& e) {
-      auto again = [&](const Noise& n, const char* channel) {
-        return Noise(n.params(), sensors::derive_seed(e.seed, scoped, channel));
-      };
-      magnitude_.noise = again(magnitude_.noise, "wind/magnitude");
-      direction_.noise = again(direction_.noise, "wind/direction");
-      vertical_ = again(vertical_, "wind/vertical");
-    });
+    reseed_ =
+        events.subscribe<sim::WorldSeedChanged>([this, scoped](const sim::WorldSeedChanged& e) {
+          auto again = [&](const Noise& n, const char* channel) {
+            return Noise(n.params(), sensors::derive_seed(e.seed, scoped, channel));
+          };
+          magnitude_.noise = again(magnitude_.noise, "wind/magnitude");
+          direction_.noise = again(direction_.noise, "wind/direction");
+          vertical_ = again(vertical_, "wind/vertical");
+        });
   }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& r) override {

@@ -1,3 +1,5 @@
+#include "systems/wind_effects/wind_effects.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include "kestrel/components/world.h"
 #include "sensors/common/test_util.h"
 #include "sensors/common/test_world.h"
-#include "systems/wind_effects/wind_effects.h"
 
 namespace kestrel::systems {
 namespace {
