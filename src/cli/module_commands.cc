@@ -1,4 +1,5 @@
 // Subcommands contributed by modules, registered in one explicit list.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -42,7 +43,10 @@ void add_export_mjcf(CLI::App& app, std::function<int()>& selected) {
     selected = [a] {
       sim::Runner runner(sim::Runner::Options{});
       try {
-        sdf::load_world_into_runner(a->world, runner);
+        const auto setup = sdf::load_world_into_runner(a->world, runner);
+        for (const auto& f : setup.findings.items()) {
+          std::fprintf(stderr, "%s\n", sdf::format_finding(f).c_str());
+        }
       } catch (const sdf::UnreadableWorld& e) {
         throw UsageError(e.what());
       }

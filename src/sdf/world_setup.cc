@@ -1,7 +1,5 @@
 #include "kestrel/sdf/world_setup.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cctype>
 #include <ignition/plugin/Loader.hh>
 #include <mutex>
@@ -324,12 +322,12 @@ WorldSetup load_world_into_runner(const fs::path& world_file, sim::Runner& runne
 
   std::string errors;
   std::size_t n = 0;
+  // Warnings are returned, not logged: the caller prints them once (`kestrel run` and `check`
+  // printed each twice when this logged them too).
   for (const auto& f : setup.findings.items()) {
     if (f.severity == Severity::kError || options.strict) {
       errors += "\n  " + format_finding(f);
       ++n;
-    } else {
-      spdlog::warn("{}", format_finding(f));
     }
   }
   if (n > 0) {

@@ -3,8 +3,9 @@
 // Per step (narrated like MuJoCo's own pipeline). Invariant between steps: position- and
 // velocity-dependent quantities (kinematics, contacts, cvel) are computed for the current state.
 //   commands        xfrc_applied, qfrc_applied, teleports and velocity commands
-//   wrenches        xfrc_applied → qfrc_applied along each body's chain (sparse J^T)
 //   re-kinematics   only if a command changed qpos (mj_step1) or qvel (mj_fwdVelocity)
+//   body wrenches   xfrc_applied → qfrc_applied along each body's chain (sparse J^T), after the
+//                   position pass of teleports and before the velocity pass
 //   acceleration    actuation, smooth acceleration, constraint solve at time t
 //   wrenches        mj_rnePostConstraint, only when some joint has a JointTransmittedWrench
 //   readout (t)     contacts, joint forces, transmitted wrenches
