@@ -76,7 +76,16 @@ void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--sensors", o->sensors, "Give every vehicle IMU, magnetometer, barometer, GNSS");
   cmd->add_option("--wind", o->wind, "Wind from the west [m/s] (default 0)");
-  cmd->callback([&selected, o, out] {
+  auto islands = std::make_shared<bool>(false), no_islands = std::make_shared<bool>(false);
+  auto* on = cmd->add_flag("--islands", *islands,
+                           "Each vehicle in its own physics model (default above 500 vehicles; "
+                           "vehicles never collide with each other)");
+  cmd->add_flag("--no-islands", *no_islands,
+                "One physics model for all vehicles (they can collide; MuJoCo 2.2 holds ~600)")
+      ->excludes(on);
+  cmd->callback([&selected, o, out, islands, no_islands] {
+    if (*islands) o->islands = true;
+    if (*no_islands) o->islands = false;
     selected = [o, out] { return systems::run_make_swarm_command(*o, *out); };
   });
 }

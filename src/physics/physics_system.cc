@@ -3,11 +3,17 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <map>
+#include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "kestrel/components/model.h"
+#include "kestrel/components/physics.h"
+#include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
 #include "kestrel/physics/physics.h"
+#include "physics/mujoco/island.h"
 #include "physics/mujoco/mjcf_builder.h"
 
 namespace kestrel::physics {
@@ -31,8 +37,8 @@ class PhysicsSystem final : public System,
                                               registry.describe(entity)));
     }
     world_ = entity;
-    engine_ = make_mujoco_engine();
-    engine_->build(registry, world_);
+    build(registry);
+    for (const auto& [model, island] : islands_) initial_.insert(model);
     counts_ = structure_counts(registry);
     gravity_ = gravity(registry);
   }
@@ -45,13 +51,15 @@ class PhysicsSystem final : public System,
     const auto counts = structure_counts(registry);
     const auto g = gravity(registry);
     structural(registry, seen_);
-    if (late_ || !seen_.empty() || counts != counts_ || g != gravity_) {
-      engine_->build(registry, world_);
-    }
+    if (late_ || !seen_.empty() || counts != counts_ || g != gravity_) build(registry);
     late_ = false;
     counts_ = counts;
     gravity_ = g;
-    engine_->step(info.dt, registry);
+    if (islands_.empty()) {
+      engine_->step(info.dt, registry);
+    } else {
+      step_islands(info.dt, registry);
+    }
   }
 
   // Links, joints or collisions created or removed after Physics ran (by a later Update system,
@@ -63,7 +71,11 @@ class PhysicsSystem final : public System,
   }
 
   void reset(const UpdateInfo&, ecs::Registry& registry) override {
-    engine_->reset(registry);
+    if (engine_) engine_->reset(registry);
+    // The islands of the first build return to it exactly; later ones go (their models are
+    // gone from the restored registry, or come back at the next step's rebuild).
+    std::erase_if(islands_, [&](const auto& i) { return !initial_.count(i.first); });
+    for (auto& [model, island] : islands_) island->reset(registry);
     counts_ = structure_counts(registry);
     gravity_ = gravity(registry);
     seen_.clear();
@@ -71,6 +83,98 @@ class PhysicsSystem final : public System,
   }
 
  private:
+  // One engine for the world, or with <kestrel:physics_islands/> one per top-level moving model
+  // (islands of models that persist are rebuilt with their state; others come and go).
+  void build(ecs::Registry& r) {
+    if (!r.has<c::PhysicsIslands>(world_)) {
+      islands_.clear();
+      if (!engine_) engine_ = make_mujoco_engine();
+      engine_->build(r, world_);
+      return;
+    }
+    std::vector<ecs::Entity> moving;
+    static_geoms_.clear();
+    owned_links_.clear();
+    owned_joints_.clear();
+    owned_.clear();
+    for (ecs::Entity m : r.children(world_)) {
+      if (!r.has<c::Model>(m) || r.removal_pending(m)) continue;
+      const auto* st = r.try_get<c::Static>(m);
+      const bool is_static = st && st->value;
+      if (!is_static) moving.push_back(m);
+      owned_.insert(m);
+      for (ecs::Entity e : r.descendants(m)) {
+        owned_.insert(e);
+        if (is_static && r.has<c::Collision>(e)) static_geoms_.push_back(e);
+        if (!is_static && r.has<c::Link>(e)) owned_links_.insert(e);
+        if (!is_static && r.has<c::Joint>(e)) owned_joints_.insert(e);
+      }
+    }
+    if (moving.empty()) {  // nothing moves: one engine holds the static world
+      islands_.clear();
+      if (!engine_) engine_ = make_mujoco_engine();
+      engine_->build(r, world_);
+      return;
+    }
+    engine_.reset();
+    std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> next;
+    for (ecs::Entity m : moving) {
+      auto it = islands_.find(m);
+      auto island = it != islands_.end() ? std::move(it->second) : make_mujoco_island(m);
+      island->build(r, world_);
+      next.emplace(m, std::move(island));
+    }
+    // Islands of the first build whose model went stay (idle) so that reset can restore them.
+    for (auto& [m, island] : islands_) {
+      if (island && initial_.count(m)) next.emplace(m, std::move(island));
+    }
+    islands_ = std::move(next);
+  }
+
+  // Every island steps with the static world; what only the system as a whole can do is done
+  // here: commands for no island are errors, contacts on static geoms are cleared once, and
+  // one-shot commands are removed once every island has applied them.
+  static void require(const ecs::Registry& r, ecs::Entity e,
+                      const std::unordered_set<ecs::Entity>& owners, const char* what,
+                      const char* expected) {
+    if (!owners.count(e)) {
+      throw Error(r.describe(e), fmt::format("{} needs {} simulated by Physics", what, expected));
+    }
+  }
+
+  void step_islands(Duration dt, ecs::Registry& r) {
+    r.each<c::ExternalWorldWrenchCmd>([&](ecs::Entity e, const c::ExternalWorldWrenchCmd&) {
+      require(r, e, owned_links_, "ExternalWorldWrenchCmd", "a moving link");
+    });
+    r.each<c::JointForceCmd>([&](ecs::Entity e, const c::JointForceCmd&) {
+      require(r, e, owned_joints_, "JointForceCmd", "a joint");
+    });
+    r.each<c::JointVelocityCmd>([&](ecs::Entity e, const c::JointVelocityCmd&) {
+      require(r, e, owned_joints_, "JointVelocityCmd", "a joint");
+    });
+    for (ecs::Entity g : static_geoms_) {
+      if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.clear();
+    }
+    for (ecs::Entity m : r.children(world_)) {
+      if (auto it = islands_.find(m); it != islands_.end()) it->second->step(dt, r);
+    }
+    remove_one_shot<c::JointPositionReset>(r, owned_joints_, "JointPositionReset", "a joint");
+    remove_one_shot<c::JointVelocityReset>(r, owned_joints_, "JointVelocityReset", "a joint");
+    remove_one_shot<c::WorldPoseCmd>(r, owned_, "WorldPoseCmd", "a model or link");
+  }
+
+  template <class C>
+  void remove_one_shot(ecs::Registry& r, const std::unordered_set<ecs::Entity>& owners,
+                       const char* what, const char* expected) {
+    if (r.count<C>() == 0) return;
+    std::vector<ecs::Entity> done;
+    r.each<C>([&](ecs::Entity e, const C&) {
+      require(r, e, owners, what, expected);
+      done.push_back(e);
+    });
+    for (ecs::Entity e : done) r.remove<C>(e);
+  }
+
   // Links, joints or collisions created or removed since the last step (lists, not scans).
   static std::array<std::size_t, 3> structure_counts(const ecs::Registry& r) {
     return {r.count<c::Link>(), r.count<c::Joint>(), r.count<c::Collision>()};
@@ -99,7 +203,13 @@ class PhysicsSystem final : public System,
   std::vector<ecs::Entity> seen_;        // structural changes this step's Update saw
   std::vector<ecs::Entity> scratch_;
   bool late_ = false;                    // structural changes after Update: rebuild next step
-  std::unique_ptr<PhysicsEngine> engine_;
+  std::unique_ptr<PhysicsEngine> engine_;  // the whole world (no islands)
+  // Islands (components::PhysicsIslands): by top-level moving model.
+  std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> islands_;
+  std::set<ecs::Entity> initial_;  // models with an island at the first build
+  std::vector<ecs::Entity> static_geoms_;
+  std::unordered_set<ecs::Entity> owned_links_, owned_joints_;  // moving, in some island
+  std::unordered_set<ecs::Entity> owned_;                       // any entity some island holds
 };
 
 }  // namespace

@@ -3,8 +3,9 @@
 #include <cmath>
 
 #include "kestrel/components/model.h"
-#include "resource.h"
+#include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
+#include "resource.h"
 
 namespace kestrel::sdf::detail {
 
@@ -333,6 +334,8 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
       const std::string& n = ch->name();
       if (n == "kestrel:no_default_systems") {
         d_.default_systems = false;
+      } else if (n == "kestrel:physics_islands") {
+        reg_.set<c::PhysicsIslands>(world, {});
       } else if (n == "gui") {
         unsupported(*ch, world, "<gui> is ignored: Kestrel is headless (GUI plugins do not run)");
       } else if (n == "physics" || n == "gravity" || n == "magnetic_field" || n == "atmosphere" ||

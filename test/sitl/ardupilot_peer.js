@@ -11,7 +11,7 @@ const { startKestrel, finalPosition, Checks, QuadController } = require('./commo
 
 const [kestrel, world, instanceArg] = process.argv.slice(2);
 const instance = Number(instanceArg || 0);
-const DURATION = 15;     // s of sim time
+const DURATION = 18;     // s of sim time (room for a late connection, as in px4_peer.js)
 const TARGET = 5;        // m
 const RATE = 400;        // frames per second of sim time
 const checks = new Checks();

@@ -28,7 +28,9 @@ const args = process.argv.slice(2);
 const SENSORS = args.includes('--sensors');
 const [kestrel, world, instanceArg] = args.filter((a) => a !== '--sensors');
 const instance = Number(instanceArg || 0);
-const DURATION = 12;         // s of sim time
+// Kestrel runs on its own until the peer connects (polled every 50 ms: at RTF 0 that can be
+// 2 s of sim time on a loaded machine), so the run leaves room to climb after a late start.
+const DURATION = 16;         // s of sim time
 const TARGET = 5;            // m above the world origin
 const ELEVATION = 488;       // the world's <elevation> [m]
 // The geomagnetic field at the world origin, NED [gauss]: the World Magnetic Model (WMM2025) at

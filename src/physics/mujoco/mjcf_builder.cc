@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <tuple>
 #include <unordered_set>
 
 #include "kestrel/components/world.h"
@@ -84,17 +85,31 @@ class Builder {
 
   // ---- gather links, joints and models ----------------------------------------------------
 
+  // The outermost model holding `e` and whether some model on the way is static.
+  std::pair<ecs::Entity, bool> top_model_of(ecs::Entity e) const {
+    ecs::Entity top = ecs::kNullEntity;
+    bool is_static = false;
+    for (ecs::Entity p = r_.parent(e); p != ecs::kNullEntity && p != world_; p = r_.parent(p)) {
+      if (!r_.has<c::Model>(p)) continue;
+      top = p;
+      if (auto* s = r_.try_get<c::Static>(p); s && s->value) is_static = true;
+    }
+    return {top, is_static};
+  }
+
+  // With an island, only that top-level model's moving parts and every static one.
+  bool in_island(ecs::Entity top, bool is_static) const {
+    return options_.island == ecs::kNullEntity || is_static || top == options_.island;
+  }
+
   void collect() {
     for (ecs::Entity e : r_.descendants(world_)) {
       if (r_.removal_pending(e)) continue;  // leaves at the end of this step
       if (r_.has<c::Link>(e)) {
         LinkInfo li;
         li.link = e;
-        for (ecs::Entity p = r_.parent(e); p != ecs::kNullEntity && p != world_; p = r_.parent(p)) {
-          if (!r_.has<c::Model>(p)) continue;
-          li.top_model = p;
-          if (auto* s = r_.try_get<c::Static>(p); s && s->value) li.is_static = true;
-        }
+        std::tie(li.top_model, li.is_static) = top_model_of(e);
+        if (!in_island(li.top_model, li.is_static)) continue;
         const ecs::Entity nearest = r_.parent(e);
         if (auto* sc = r_.try_get<c::SelfCollide>(nearest)) li.self_collide = sc->value;
         auto ref = options_.reference_poses ? options_.reference_poses->find(e)
@@ -105,12 +120,17 @@ class Builder {
         link_index_[e] = links_.size();
         links_.push_back(std::move(li));
       } else if (r_.has<c::Joint>(e)) {
+        if (const auto [top, st] = top_model_of(e); !in_island(top, st)) continue;
         if (!r_.has<c::JointData>(e)) {
           issue(Severity::kError, e, "joint has no JointData (type, parent, child)");
           continue;
         }
         joints_.push_back(e);
       } else if (r_.has<c::Model>(e)) {
+        auto [top, st] = top_model_of(e);
+        if (top == ecs::kNullEntity) top = e;  // a top-level model is its own top
+        if (auto* s = r_.try_get<c::Static>(e); s && s->value) st = true;
+        if (!in_island(top, st)) continue;
         models_.push_back(e);
       }
     }

@@ -69,6 +69,9 @@ struct BuildOptions {
   const std::unordered_map<ecs::Entity, ignition::math::Pose3d>* reference_poses = nullptr;
   /// Mesh files referenced by absolute path instead of VFS names (for export).
   bool absolute_mesh_paths = false;
+  /// Physics islands: only this top-level model's moving links and joints (and every static
+  /// one) are built. kNullEntity: everything.
+  ecs::Entity island = ecs::kNullEntity;
 };
 
 /// Builds MJCF for every entity under `world`. Problems are collected in `issues`; the caller

@@ -30,6 +30,7 @@
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
 #include "kestrel/physics/physics.h"
+#include "physics/mujoco/island.h"
 #include "physics/mujoco/mjcf_builder.h"
 #include "physics/pose_math.h"
 
@@ -163,7 +164,11 @@ struct JointRefs {
 };
 class MujocoEngine final : public PhysicsEngine {
  public:
-  MujocoEngine() { install_handlers(); }
+  // island: kNullEntity simulates the whole world; otherwise only that top-level model's moving
+  // parts and every static one (see make_mujoco_island).
+  explicit MujocoEngine(ecs::Entity island = ecs::kNullEntity) : island_(island) {
+    install_handlers();
+  }
 
   void build(ecs::Registry& r, ecs::Entity world) override {
     world_ = world;
@@ -189,6 +194,7 @@ class MujocoEngine final : public PhysicsEngine {
 
     mujoco::BuildOptions opts;
     opts.reference_poses = &map_.reference;
+    opts.island = island_;
     mujoco::MjcfModel mjcf = mujoco::build_mjcf(r, world, opts);
     issues_ = mjcf.issues;
     mujoco::throw_on_errors(issues_);
@@ -299,6 +305,7 @@ class MujocoEngine final : public PhysicsEngine {
     m_.reset(mj_copyModel(nullptr, m0_.get()));
     d_.reset(mj_copyData(nullptr, m_.get(), d0_.get()));
     forget_wrenches();
+    mark_static_geoms();
     velocity_pending_ = false;  // d0_ was taken after a full mj_step1
     map_ = map0_;
     xml_ = xml0_;
@@ -352,6 +359,7 @@ class MujocoEngine final : public PhysicsEngine {
     d_.reset(mj_makeData(m));
     if (!d_) throw too_big(mjcf);
     forget_wrenches();
+    mark_static_geoms();
     xml_ = mjcf.xml;
   }
 
@@ -368,6 +376,11 @@ class MujocoEngine final : public PhysicsEngine {
         "limit. Fewer moving collision geoms or degrees of freedom per world (a make-swarm world "
         "of X3s fits up to ~600 vehicles).",
         mjcf.nconmax, mjcf.moving_geoms, mjcf.njmax, mjcf.dofs, gib));
+  }
+
+  void mark_static_geoms() {
+    geom_static_.assign(m_->ngeom, 0);
+    for (int g = 0; g < m_->ngeom; ++g) geom_static_[g] = m_->body_weldid[m_->geom_bodyid[g]] == 0;
   }
 
   int name2id(int type, const std::string& name) const {
@@ -556,7 +569,7 @@ class MujocoEngine final : public PhysicsEngine {
       for (int k = 0; k < 3; ++k)
         d->xfrc_applied[6 * b.id + k] -= m->body_mass[b.id] * m->opt.gravity[k];
     }
-    r.each<c::ExternalWorldWrenchCmd>([&](ecs::Entity e, c::ExternalWorldWrenchCmd& w) {
+    auto wrench = [&](ecs::Entity e, c::ExternalWorldWrenchCmd& w) {
       const int bi = map_.body_of[e];
       if (bi < 0 || !map_.bodies[bi].dynamic) {
         throw not_simulated(r, e, "ExternalWorldWrenchCmd", "a moving link");
@@ -571,8 +584,8 @@ class MujocoEngine final : public PhysicsEngine {
       f[3] += tau.X(), f[4] += tau.Y(), f[5] += tau.Z();
       w.force = Vector3d::Zero;
       w.torque = Vector3d::Zero;
-    });
-    r.each<c::JointForceCmd>([&](ecs::Entity e, c::JointForceCmd& cmd) {
+    };
+    auto joint_force = [&](ecs::Entity e, c::JointForceCmd& cmd) {
       const Jnt& j = joint_for(r, e, cmd.data.size(), "JointForceCmd");
       for (std::size_t k = 0; k < cmd.data.size(); ++k) {
         double f = cmd.data[k];
@@ -580,8 +593,8 @@ class MujocoEngine final : public PhysicsEngine {
         d->qfrc_applied[j.dadr[k]] += f;
         cmd.data[k] = 0;
       }
-    });
-    r.each<c::JointVelocityCmd>([&](ecs::Entity e, const c::JointVelocityCmd& cmd) {
+    };
+    auto joint_velocity = [&](ecs::Entity e, const c::JointVelocityCmd& cmd) {
       const Jnt& j = joint_for(r, e, cmd.data.size(), "JointVelocityCmd");
       for (std::size_t k = 0; k < cmd.data.size(); ++k) {
         double v = cmd.data[k];
@@ -589,7 +602,21 @@ class MujocoEngine final : public PhysicsEngine {
         d->qvel[j.dadr[k]] = v;
       }
       changed |= kVelChanged;
-    });
+    };
+    if (island_ == ecs::kNullEntity) {
+      r.each<c::ExternalWorldWrenchCmd>(wrench);
+      r.each<c::JointForceCmd>(joint_force);
+      r.each<c::JointVelocityCmd>(joint_velocity);
+    } else {  // this island's own links and joints (the Physics system checks the rest)
+      for (const Body& b : map_.bodies) {
+        if (!b.dynamic) continue;
+        if (auto* w = r.try_get<c::ExternalWorldWrenchCmd>(b.link)) wrench(b.link, *w);
+      }
+      for (const Jnt& j : map_.joints) {
+        if (auto* f = r.try_get<c::JointForceCmd>(j.joint)) joint_force(j.joint, *f);
+        if (auto* v = r.try_get<c::JointVelocityCmd>(j.joint)) joint_velocity(j.joint, *v);
+      }
+    }
     if (r.count<c::JointPositionReset>() || r.count<c::JointVelocityReset>() ||
         r.count<c::WorldPoseCmd>()) {
       changed |= apply_resets(r);
@@ -673,6 +700,7 @@ class MujocoEngine final : public PhysicsEngine {
     std::vector<ecs::Entity> done;
     r.each<c::JointPositionReset>([&](ecs::Entity e, const c::JointPositionReset& cmd) {
       const int ji = map_.joint_of[e];
+      if (ji < 0 && island_ != ecs::kNullEntity) return;  // another island's
       if (ji < 0) throw not_simulated(r, e, "JointPositionReset", "a joint");
       const Jnt& j = map_.joints[ji];
       if (cmd.data.size() != static_cast<std::size_t>(j.nq)) {
@@ -687,10 +715,14 @@ class MujocoEngine final : public PhysicsEngine {
       done.push_back(e);
       changed |= kPosChanged;
     });
-    for (ecs::Entity e : done) r.remove<c::JointPositionReset>(e);
+    // Islands: the Physics system removes one-shot commands once every island has seen them.
+    if (island_ == ecs::kNullEntity) {
+      for (ecs::Entity e : done) r.remove<c::JointPositionReset>(e);
+    }
     done.clear();
     r.each<c::JointVelocityReset>([&](ecs::Entity e, const c::JointVelocityReset& cmd) {
       const int ji = map_.joint_of[e];
+      if (ji < 0 && island_ != ecs::kNullEntity) return;  // another island's
       if (ji < 0) throw not_simulated(r, e, "JointVelocityReset", "a joint");
       const Jnt& j = map_.joints[ji];
       if (cmd.data.size() != static_cast<std::size_t>(j.nv)) {
@@ -705,16 +737,23 @@ class MujocoEngine final : public PhysicsEngine {
       done.push_back(e);
       changed |= kVelChanged;
     });
-    for (ecs::Entity e : done) r.remove<c::JointVelocityReset>(e);
+    if (island_ == ecs::kNullEntity) {
+      for (ecs::Entity e : done) r.remove<c::JointVelocityReset>(e);
+    }
     done.clear();
     r.each<c::WorldPoseCmd>([&](ecs::Entity e, const c::WorldPoseCmd& cmd) {
+      if (island_ != ecs::kNullEntity && !owns(e)) return;  // another island's
       teleport(r, e, cmd.value);
       done.push_back(e);
       changed |= kPosChanged;
     });
-    for (ecs::Entity e : done) r.remove<c::WorldPoseCmd>(e);
+    if (island_ == ecs::kNullEntity) {
+      for (ecs::Entity e : done) r.remove<c::WorldPoseCmd>(e);
+    }
     return changed;
   }
+
+  bool owns(ecs::Entity e) const { return map_.model_of[e] >= 0 || map_.body_of[e] >= 0; }
 
   // Root bodies moved by a command on `e` (a model or a root link) and the frame the command
   // refers to.
@@ -767,6 +806,7 @@ class MujocoEngine final : public PhysicsEngine {
       cmds[e].second = w.value;
     });
     for (ecs::Entity e : order) {
+      if (island_ != ecs::kNullEntity && !owns(e)) continue;  // another island's
       Pose3d X_WE;
       const std::vector<int> roots = roots_of(r, e, "LinearVelocityCmd/AngularVelocityCmd", X_WE);
       const bool has_lin = r.has<c::LinearVelocityCmd>(e),
@@ -800,6 +840,7 @@ class MujocoEngine final : public PhysicsEngine {
       if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.clear();
     }
     touched_geoms_.clear();
+    const bool island = island_ != ecs::kNullEntity;
     for (int i = 0; i < d->ncon; ++i) {
       const mjContact& con = d->contact[i];
       if (con.exclude != 0 || con.efc_address < 0) continue;
@@ -812,16 +853,17 @@ class MujocoEngine final : public PhysicsEngine {
                            F[2] * f[0] + F[5] * f[1] + F[8] * f[2]);
       const Vector3d n(F[0], F[1], F[2]);
       const ecs::Entity g1 = map_.geom_entity[con.geom1], g2 = map_.geom_entity[con.geom2];
-      add_contact(r, g2, g1, con, n, force);
-      add_contact(r, g1, g2, con, -n, -force);
+      // A static geom is in every island: the Physics system clears its contacts.
+      add_contact(r, g2, g1, con, n, force, !(island && geom_static_[con.geom2]));
+      add_contact(r, g1, g2, con, -n, -force, !(island && geom_static_[con.geom1]));
     }
   }
 
   void add_contact(ecs::Registry& r, ecs::Entity self, ecs::Entity other, const mjContact& con,
-                   const Vector3d& n, const Vector3d& force) {
+                   const Vector3d& n, const Vector3d& force, bool clear_later) {
     auto* cs = r.try_get<c::Contacts>(self);
     if (!cs) return;
-    if (cs->points.empty()) touched_geoms_.push_back(self);
+    if (cs->points.empty() && clear_later) touched_geoms_.push_back(self);
     cs->points.push_back({other, v3(con.pos), n, -con.dist, force});
   }
 
@@ -997,10 +1039,20 @@ class MujocoEngine final : public PhysicsEngine {
   double dt_ = 0;
   bool full_read_ = false;
   bool velocity_pending_ = false;  // the last step ended after mj_step1's first half
+  // Physics islands: this engine's top-level model. Commands are then read from this island's
+  // own links and joints only, one-shot commands are left for the Physics system to remove once
+  // every island has applied them, and contacts on static geoms (shared by every island) are
+  // cleared by the Physics system.
+  ecs::Entity island_ = ecs::kNullEntity;
+  std::vector<char> geom_static_;  // by MuJoCo geom id: on a body welded to the world
 };
 
 }  // namespace
 
 std::unique_ptr<PhysicsEngine> make_mujoco_engine() { return std::make_unique<MujocoEngine>(); }
+
+std::unique_ptr<PhysicsEngine> make_mujoco_island(ecs::Entity model) {
+  return std::make_unique<MujocoEngine>(model);
+}
 
 }  // namespace kestrel::physics

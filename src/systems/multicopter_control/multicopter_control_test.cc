@@ -11,6 +11,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
+#include "kestrel/components/physics_islands.h"
 #include "testing/quad_world.h"
 
 namespace kestrel::systems {
@@ -255,12 +256,16 @@ namespace {
 TEST(MakeSwarm, EveryVehicleFliesItsOwnPatternAndLands) {
   SwarmOptions o;
   o.count = 4;  // one of each pattern: square, triangle, hexagon, line
+  EXPECT_EQ(make_swarm(o, "v.sdf").world.find("physics_islands"), std::string::npos)
+      << "one model by default for small swarms";
+  o.islands = true;
   const auto vehicle = testing::write_temp(make_swarm(o, "unused").vehicle);
   const SwarmFiles files = make_swarm(o, vehicle.string());
   LoadedWorld w(files.world);
   std::filesystem::remove(vehicle);
-  // The vehicle file is parsed once, for all four includes.
+  // The vehicle file is parsed once, for all four includes; each vehicle is its own island.
   EXPECT_EQ(w.setup.description.instanced, 4u);
+  EXPECT_TRUE(w.r().has<c::PhysicsIslands>(w.runner->world()));
   EXPECT_EQ(w.r().count<c::MissionState>(), 4u);
   // Each vehicle has its own topic namespace (its name), for the motors and the controller.
   EXPECT_EQ(w.r().get<c::ActuatorCommandTopic>(w.find("swarm_4::uav_0002")).topic,
@@ -276,7 +281,9 @@ TEST(MakeSwarm, EveryVehicleFliesItsOwnPatternAndLands) {
     EXPECT_LE(v.max_tracking_error, 0.5) << v.name;
   }
   EXPECT_EQ(monitor->exit_code(), 0);
-  EXPECT_THROW(make_swarm({0}, "v.sdf"), Error);
+  SwarmOptions none;
+  none.count = 0;
+  EXPECT_THROW(make_swarm(none, "v.sdf"), Error);
   EXPECT_THROW(run_make_swarm_command(o, "-"), Error);
 }
 

@@ -141,6 +141,11 @@ SwarmFiles make_swarm(const SwarmOptions& o, const std::string& vehicle_uri) {
     <gravity>0 0 -9.8</gravity>
     <wind><linear_velocity>{wind} 0 0</linear_velocity></wind>)",
                     fmt::arg("n", o.count), fmt::arg("wind", o.wind), fmt::arg("uri", vehicle_uri));
+  if (o.islands.value_or(o.count > SwarmOptions::kIslandsAbove)) {
+    out += R"(
+    <!-- Each vehicle in its own physics island: vehicles never collide with each other. -->
+    <kestrel:physics_islands/>)";
+  }
   if (o.sensors) {
     out += R"(
     <plugin filename="gz-sim-imu-system" name="gz::sim::systems::Imu"/>
