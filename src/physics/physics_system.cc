@@ -104,7 +104,7 @@ class PhysicsSystem final : public System,
       if (!is_static) moving.push_back(m);
       owned_.insert(m);
       for (ecs::Entity e : r.descendants(m)) {
-        owned_.insert(e);
+        if (r.has<c::Model>(e) || r.has<c::Link>(e)) owned_.insert(e);
         if (is_static && r.has<c::Collision>(e)) static_geoms_.push_back(e);
         if (!is_static && r.has<c::Link>(e)) owned_links_.insert(e);
         if (!is_static && r.has<c::Joint>(e)) owned_joints_.insert(e);
@@ -209,7 +209,7 @@ class PhysicsSystem final : public System,
   std::set<ecs::Entity> initial_;  // models with an island at the first build
   std::vector<ecs::Entity> static_geoms_;
   std::unordered_set<ecs::Entity> owned_links_, owned_joints_;  // moving, in some island
-  std::unordered_set<ecs::Entity> owned_;                       // any entity some island holds
+  std::unordered_set<ecs::Entity> owned_;  // models and links some island holds (WorldPoseCmd)
 };
 
 }  // namespace

@@ -281,6 +281,15 @@ TEST(Physics, IslandsRefuseCommandsNothingSimulatesAndResetExactly) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("ExternalWorldWrenchCmd needs a moving link"));
   }
+  w.r().remove<c::ExternalWorldWrenchCmd>(link_of(w.r(), ground));
+  // A teleport of something that is neither a model nor a link.
+  w.r().add<c::WorldPoseCmd>(w.r().child_by_name(link, "collision"), Pose3d(0, 0, 3, 0, 0, 0));
+  try {
+    w.step();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("WorldPoseCmd needs a model or link"));
+  }
 }
 
 TEST(Physics, JointVelocityCommandIsTracked) {
