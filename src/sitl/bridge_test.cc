@@ -9,7 +9,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "kestrel/components/model.h"
@@ -103,14 +105,18 @@ struct FakePx4 {
     thread.join();
     ::close(fd);
   }
+  // Like PX4, it reads everything that arrived before answering: the answer to a HIL_SENSOR is
+  // sent once the whole batch it came in (GPS, distance, state) has been recorded, so a test
+  // that the answer has released sees the batch.
   void loop() {
     mav::Parser parser;
     std::uint8_t buf[4096];
     while (!stop) {
       const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
       if (n <= 0) return;
+      std::optional<mav::HilActuatorControls> reply;
+      std::lock_guard lock(m);
       parser.feed(buf, static_cast<std::size_t>(n), [&](const mav::Frame& f) {
-        std::lock_guard lock(m);
         if (auto s = mav::decode<mav::HilSensor>(f)) {
           if (s->time_usec <= sensor.time_usec) went_back = true;
           sensor = *s;
@@ -122,13 +128,7 @@ struct FakePx4 {
                 static_cast<float>(static_cast<double>(s->time_usec / 1000 % 1000) / 1000.0);
             a.controls[1] = std::nanf("");  // must not reach the motors as NaN
             a.mode = static_cast<std::uint8_t>(mav::mav_mode_flag::kSafetyArmed);
-            std::uint8_t out[mav::kMaxFrameSize];
-            const auto k = mav::encode(a, 0, {1, 1}, out);
-            if (garbage) {
-              const std::uint8_t junk[] = {0xFD, 0xFF, 0x00, 0xFE, 0x03, 0x55};
-              (void)!::send(fd, junk, sizeof junk, MSG_NOSIGNAL);
-            }
-            (void)!::send(fd, out, k, MSG_NOSIGNAL);
+            reply = a;
           }
         }
         if (auto g = mav::decode<mav::HilGps>(f)) gps = *g, ++gpss;
@@ -139,6 +139,14 @@ struct FakePx4 {
         }
         if (auto q = mav::decode<mav::HilStateQuaternion>(f)) state = *q;
       });
+      if (!reply) continue;
+      std::uint8_t out[mav::kMaxFrameSize];
+      const auto k = mav::encode(*reply, 0, {1, 1}, out);
+      if (garbage) {
+        const std::uint8_t junk[] = {0xFD, 0xFF, 0x00, 0xFE, 0x03, 0x55};
+        (void)!::send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+      }
+      (void)!::send(fd, out, k, MSG_NOSIGNAL);
     }
   }
   int fd;
