@@ -48,6 +48,15 @@ contains "models listed" "$tmp/out" "demo::box"
 expect 0 "quiet" "$kestrel" run "$src/worlds/demo.sdf" --iterations 10 --quiet
 [ ! -s "$tmp/out" ] || { echo "FAIL: --quiet printed output"; fails=$((fails+1)); }
 
+# make-swarm writes the world and the vehicle it includes; both load by bare file name from their
+# own folder (the include is relative to the world file), as a user types them.
+mkdir -p "$tmp/swarm"
+expect 0 "make-swarm" "$kestrel" make-swarm 3 -o "$tmp/swarm/s.sdf"
+contains "make-swarm names both files" "$tmp/err" "s.vehicle.sdf"
+expect 0 "swarm checks from its folder" sh -c 'cd "$1" && "$2" check s.sdf' sh "$tmp/swarm" "$(realpath "$kestrel")"
+expect 2 "make-swarm refuses stdout" "$kestrel" make-swarm 3 -o -
+contains "make-swarm says why not stdout" "$tmp/err" "two files"
+
 # SIGINT stops a real-time run cleanly with exit 0 and a summary.
 "$kestrel" run "$src/worlds/demo.sdf" --rtf 1 >"$tmp/out" 2>"$tmp/err" &
 pid=$!

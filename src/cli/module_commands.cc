@@ -71,7 +71,14 @@ void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("N", o->count, "Number of vehicles")->required()->check(CLI::Range(1, 100000));
   cmd->add_option("-o,--output", *out,
                   "Output world file (default: swarm_N.sdf); the vehicle model goes beside it "
-                  "as STEM.vehicle.sdf");
+                  "as STEM.vehicle.sdf")
+      ->check(
+          [](const std::string& v) -> std::string {
+            return v == "-" ? "the swarm is two files (the world and the vehicle model it "
+                              "includes): give a file name, not '-'"
+                            : "";
+          },
+          "FILE");
   cmd->add_option("--spacing", o->spacing, "Take-off grid spacing / 3 [m] (default 4)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--sensors", o->sensors, "Give every vehicle IMU, magnetometer, barometer, GNSS");

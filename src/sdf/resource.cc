@@ -38,6 +38,11 @@ std::vector<fs::path> split_path_list(const char* value) {
   return out;
 }
 
+fs::path directory_of(const fs::path& file) {
+  fs::path dir = file.parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
 fs::path model_dir_sdf(const fs::path& dir) {
   std::error_code ec;
   const fs::path config = dir / "model.config";

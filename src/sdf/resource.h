@@ -19,6 +19,10 @@ struct Resolved {
 Resolved resolve_uri(const std::string& uri, const std::filesystem::path& base_dir,
                      const std::vector<std::filesystem::path>& search, bool files_only = false);
 
+/// The directory that holds `file`, for resolving paths relative to it: "." for a bare file
+/// name given relative to the working directory (whose parent_path() is empty).
+std::filesystem::path directory_of(const std::filesystem::path& file);
+
 /// The SDF file of a model directory, or empty.
 std::filesystem::path model_dir_sdf(const std::filesystem::path& dir);
 

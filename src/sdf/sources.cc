@@ -105,7 +105,7 @@ void Sources::add_world_file(const fs::path& path, Findings& findings) {
   std::error_code ec;
   const std::string key = fs::weakly_canonical(path, ec).string();
   std::vector<std::string> stack;
-  scan(ec ? path.string() : key, path.string(), world_text_, path.parent_path(), findings, stack);
+  scan(ec ? path.string() : key, path.string(), world_text_, directory_of(path), findings, stack);
 }
 
 void Sources::add_world_string(std::string text, const std::string& name, Findings& findings) {

@@ -171,7 +171,7 @@ void Walker::resolve_shape_file(c::Geometry& g, const ::sdf::ElementPtr& el, ecs
   }
   // A world read from text (instanced includes) has no file name on its elements: its own.
   const std::string& holder = path->empty() || *path == kStringSource ? d_.file : *path;
-  const std::filesystem::path base = std::filesystem::path(holder).parent_path();
+  const std::filesystem::path base = detail::directory_of(holder);
   path->clear();
   std::string why;
   if (uri->empty()) {

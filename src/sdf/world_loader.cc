@@ -351,7 +351,7 @@ std::unique_ptr<::sdf::Root> parse_model_file(const fs::path& file, const detail
   auto root = std::make_unique<::sdf::Root>();
   {
     ConsoleCapture capture;
-    errors = root->Load(file.string(), parser_config(sources, file.parent_path()));
+    errors = root->Load(file.string(), parser_config(sources, detail::directory_of(file)));
     console = capture.text();
   }
   throw_if_unusable(errors, file.string(), console);
@@ -416,7 +416,7 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
   ::sdf::Root root;
   ::sdf::Errors errors;
   std::string console;
-  const fs::path base_dir = from_file ? fs::path(text_or_path).parent_path() : fs::path();
+  const fs::path base_dir = from_file ? detail::directory_of(text_or_path) : fs::path();
   std::string text = sources.world_text();
   const std::vector<Instance> instances = plan_instances(sources, base_dir, text);
   {
@@ -453,7 +453,7 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
 
 WorldDescription load_world_file(const fs::path& path, ecs::Registry& registry, ecs::Entity world,
                                  const LoadOptions& options) {
-  detail::Sources sources(resource_search_path(options, path.parent_path()),
+  detail::Sources sources(resource_search_path(options, detail::directory_of(path)),
                           options.max_file_bytes);
   Findings prescan;
   sources.add_world_file(path, prescan);
@@ -507,13 +507,13 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
     auto p = std::make_unique<Parsed>();
     p->file = file.string();
     p->sources = std::make_unique<detail::Sources>(
-        resource_search_path(options_, file.parent_path()), options_.max_file_bytes);
+        resource_search_path(options_, detail::directory_of(file)), options_.max_file_bytes);
     p->sources->add_world_file(file, p->prescan);
     {
       std::lock_guard lock(sdformat_mutex());
       ConsoleCapture capture;
       const auto errors =
-          p->root.Load(file.string(), parser_config(*p->sources, file.parent_path()));
+          p->root.Load(file.string(), parser_config(*p->sources, detail::directory_of(file)));
       throw_if_unusable(errors, file.string(), capture.text());
     }
     if (!p->root.Model()) {

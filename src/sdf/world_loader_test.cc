@@ -352,6 +352,38 @@ TEST_F(IncludeTest, MeshUrisResolveLikeIncludesAndMissingOnesAreReported) {
   EXPECT_THAT(m, HasSubstr("w.sdf:"));
 }
 
+// `kestrel run w.sdf` in the world's own folder: a bare file name has no parent path, and
+// paths relative to it (includes, instanced or not, and meshes) still resolve from ".".
+TEST_F(IncludeTest, RelativePathsResolveForAWorldGivenByABareFileName) {
+  write(dir_ / "part.sdf",
+        std::string("<?xml version='1.0'?><sdf version='1.9'><model name='part'><link name='l'>") +
+            kInertial +
+            "<collision name='c'><geometry><mesh><uri>rock.obj</uri></mesh></geometry>"
+            "</collision></link></model></sdf>");
+  write(dir_ / "rock.obj", "v 0 0 0\n");
+  write(dir_ / "w.sdf", world(R"(
+    <model name='ground'><static>true</static><link name='l'/></model>
+    <include><uri>part.sdf</uri><name>a</name></include>
+    <include><uri>part.sdf</uri><name>b</name></include>
+    <include><uri>part.sdf</uri><name>c</name><pose relative_to='ground'>0 1 0 0 0 0</pose></include>)"));
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_);
+  ecs::Registry reg;
+  const auto w = reg.create();
+  WorldDescription d;
+  EXPECT_NO_THROW(d = load_world_file("w.sdf", reg, w));
+  fs::current_path(cwd);
+  EXPECT_EQ(messages(d), "");
+  EXPECT_EQ(d.instanced, 2u);  // a and b; c needs libsdformat's frame graph
+  for (const char* m : {"w::a::l::c", "w::b::l::c", "w::c::l::c"}) {
+    const auto e = reg.find_scoped(m);
+    ASSERT_NE(e, ecs::kNullEntity) << m;
+    EXPECT_EQ(std::get<c::MeshShape>(reg.get<c::Geometry>(e).shape).path,
+              fs::canonical(dir_ / "rock.obj").string())
+        << m;
+  }
+}
+
 TEST_F(IncludeTest, RecursiveIncludeIsUnreadable) {
   write(dir_ / "a.sdf",
         "<sdf version='1.9'><model name='a'><include><uri>b.sdf</uri></include></model></sdf>");

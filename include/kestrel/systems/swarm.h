@@ -42,7 +42,7 @@ std::filesystem::path vehicle_file_for(const std::filesystem::path& world_file);
 
 /// Writes the world to `output` ("": swarm_N.sdf in the current directory) and the vehicle
 /// model to vehicle_file_for(output). Returns the exit code.
-/// @throws Error if a file cannot be written or `output` is "-" (two files cannot go to stdout).
+/// @throws Error if a file cannot be written (the CLI refuses "-": two files cannot go to stdout).
 int run_make_swarm_command(const SwarmOptions& options, const std::string& output);
 
 }  // namespace kestrel::systems

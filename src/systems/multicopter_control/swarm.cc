@@ -176,11 +176,6 @@ std::filesystem::path vehicle_file_for(const std::filesystem::path& world_file) 
 }
 
 int run_make_swarm_command(const SwarmOptions& options, const std::string& output) {
-  if (output == "-") {
-    throw Error(
-        "make-swarm: the swarm is two files (the world and the vehicle model it "
-        "includes): give -o a file name, not '-'");
-  }
   const std::filesystem::path world =
       output.empty() ? std::filesystem::path(fmt::format("swarm_{}.sdf", options.count))
                      : std::filesystem::path(output);
