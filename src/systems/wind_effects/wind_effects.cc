@@ -3,11 +3,19 @@
 // terms, the vertical component gets noise, an optional discrete "1 − cos" gust is added, the
 // result is written to components::Wind, and every link with EnableWind is pushed by
 // F = k · m · (wind − v_com) at its centre of mass (k = force_approximation_scaling_factor).
+// Only links that can move are pushed: a link of a static model, or one welded to the world by a
+// chain of fixed joints, is named once in a warning (Gazebo's wind demo has such a roof).
 
 #include "wind_effects.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <numbers>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
@@ -54,15 +62,14 @@ class WindEffects final : public System,
                  sim::EventBus& events) override {
     world_ = entity;
     if (!r.has<c::World>(world_)) {
-      throw Error(config.where(), "WindEffects must be attached to the world, found " +
-                                      r.describe(entity));
+      throw Error(config.where(),
+                  "WindEffects must be attached to the world, found " + r.describe(entity));
     }
     const auto* wind = r.try_get<c::Wind>(world_);
     mean_ = wind ? wind->linear_velocity : Vector3d::Zero;
     if (!wind) r.add<c::Wind>(world_, c::Wind{mean_});
     const std::string scoped = r.scoped_name(world_);
-    const std::uint64_t seed =
-        r.has<c::WorldSeed>(world_) ? r.get<c::WorldSeed>(world_).value : 0;
+    const std::uint64_t seed = r.has<c::WorldSeed>(world_) ? r.get<c::WorldSeed>(world_).value : 0;
     auto noise = [&](const Element* parent, const char* channel) {
       const Element* n = parent ? parent->child("noise") : nullptr;
       return Noise(sensors::parse_noise(n), sensors::derive_seed(seed, scoped, channel));
@@ -95,11 +102,14 @@ class WindEffects final : public System,
       reject_unread(*g, "expected <start>, <duration>, <velocity>");
     }
     for (const char* key : {"gz:system_priority", "ignition:system_priority"}) config.child(key);
-    reject_unread(config, "expected <force_approximation_scaling_factor>, <horizontal>, "
-                          "<vertical>, <gust>");
+    reject_unread(config,
+                  "expected <force_approximation_scaling_factor>, <horizontal>, "
+                  "<vertical>, <gust>");
     // The filters rise from calm (magnitude 0) and start at the mean direction.
     direction_.state = std::atan2(mean_.Y(), mean_.X()) / kDeg;
     initial_ = State{magnitude_, direction_, vertical_};
+    // Which links wind pushes; the others are named now, so `kestrel check` shows them too.
+    if (k_ > 0) refresh(r);
     // A run-time seed change (sim::Runner::set_seed): the noise streams restart from it (the
     // filters keep their state); reset returns to the streams of the world's initial seed.
     reseed_ =
@@ -130,12 +140,13 @@ class WindEffects final : public System,
     r.mark_changed<c::Wind>(world_, ecs::ComponentState::kPeriodic);
     if (k_ == 0) return;
 
-    r.each<c::EnableWind, c::Link>([&](ecs::Entity e, const c::EnableWind& ew, const c::Link&) {
-      if (!ew.value) return;
+    refresh(r);
+    for (ecs::Entity e : pushed_) {
+      if (r.removal_pending(e)) continue;  // Physics drops it from this step on
       const auto* inertial = r.try_get<c::Inertial>(e);
       const auto* pose = r.try_get<c::WorldPose>(e);
       const auto* v = r.try_get<c::WorldLinearVelocity>(e);
-      if (!inertial || !pose || !v) return;  // not simulated (static): wind cannot move it
+      if (!inertial || !pose || !v) continue;  // not built by Physics yet
       const auto* w = r.try_get<c::WorldAngularVelocity>(e);
       const Vector3d r_com = pose->value.Rot().RotateVector(inertial->value.Pose().Pos());
       const Vector3d v_com = v->value + (w ? w->value.Cross(r_com) : Vector3d::Zero);
@@ -144,7 +155,7 @@ class WindEffects final : public System,
       if (!cmd) cmd = &r.add<c::ExternalWorldWrenchCmd>(e);
       cmd->force += f;
       cmd->torque += r_com.Cross(f);
-    });
+    }
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override {
@@ -165,6 +176,59 @@ class WindEffects final : public System,
     }
   }
 
+  // The links with <enable_wind> that can move, listed again whenever the registry's layout
+  // changed (a link, joint or model added or removed changes it); the others are warned about
+  // once each.
+  void refresh(const ecs::Registry& r) {
+    if (r.layout_epoch() == epoch_) return;
+    epoch_ = r.layout_epoch();
+    pushed_.clear();
+    if (r.count<c::EnableWind>() == 0) return;
+    std::unordered_map<ecs::Entity, ecs::Entity> joint_of;  // child link → its joint
+    r.each<c::JointData>([&](ecs::Entity j, const c::JointData& jd) {
+      if (!r.removal_pending(j)) joint_of.emplace(jd.child, j);
+    });
+    r.each<c::EnableWind, c::Link>([&](ecs::Entity e, const c::EnableWind& ew, const c::Link&) {
+      if (!ew.value || r.removal_pending(e)) return;
+      const std::string why = why_immobile(r, e, joint_of);
+      if (why.empty()) {
+        pushed_.push_back(e);
+      } else if (told_.insert(e).second) {
+        const auto* at = r.try_get<c::SourceLocation>(e);
+        spdlog::warn(
+            "{}: [{}] WindEffects: <enable_wind> has no effect on this link: it cannot "
+            "move ({})",
+            at ? fmt::format("{}:{}", at->file, at->line) : r.describe(e), r.scoped_name(e), why);
+      }
+    });
+  }
+
+  // Why a link cannot move, as Physics decides it (empty if it can): a static model above it,
+  // or a chain of fixed joints from it up to the world.
+  static std::string why_immobile(const ecs::Registry& r, ecs::Entity link,
+                                  const std::unordered_map<ecs::Entity, ecs::Entity>& joint_of) {
+    std::unordered_set<ecs::Entity> seen;  // a kinematic loop is Physics' error, not a hang here
+    for (ecs::Entity l = link; seen.insert(l).second;) {
+      for (ecs::Entity p = r.parent(l); p != ecs::kNullEntity; p = r.parent(p)) {
+        if (const auto* s = r.try_get<c::Static>(p); s && s->value && r.has<c::Model>(p)) {
+          return fmt::format("model '{}' is static", r.scoped_name(p));
+        }
+      }
+      const auto it = joint_of.find(l);
+      if (it == joint_of.end()) return {};  // a free link
+      const auto& jd = r.get<c::JointData>(it->second);
+      if (jd.type != c::JointType::kFixed) return {};
+      if (jd.parent == ecs::kNullEntity) {
+        const std::string weld = fmt::format("fixed joint '{}'", r.scoped_name(it->second));
+        return l == link ? weld + " welds it to the world"
+                         : fmt::format("fixed joints hold it to '{}', which {} welds to the world",
+                                       r.scoped_name(l), weld);
+      }
+      l = jd.parent;
+    }
+    return {};
+  }
+
   struct State {
     Channel magnitude, direction;
     Noise vertical;
@@ -178,6 +242,9 @@ class WindEffects final : public System,
   Vector3d gust_velocity_;
   State initial_;
   sim::EventBus::Subscription reseed_;
+  std::uint64_t epoch_ = ~std::uint64_t{0};  // registry layout pushed_ was listed for
+  std::vector<ecs::Entity> pushed_;          // links wind pushes, in entity order
+  std::unordered_set<ecs::Entity> told_;     // links already named in a warning
 };
 
 }  // namespace

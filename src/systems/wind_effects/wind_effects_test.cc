@@ -1,11 +1,18 @@
 #include "systems/wind_effects/wind_effects.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <optional>
+#include <sstream>
 #include <vector>
 
+#include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
 #include "sensors/common/test_util.h"
@@ -36,8 +43,9 @@ void add_wind(TestWorld& w, const std::string& plugin) {
 TEST(WindEffects, DragFollowsTheForceFormula) {
   // F = k m (w - v) and nothing else: v(t) = w (1 - exp(-k t)) for a body starting at rest.
   TestWorld w(world(true));
-  add_wind(w, "<plugin><force_approximation_scaling_factor>2</force_approximation_scaling_factor>"
-              "</plugin>");
+  add_wind(w,
+           "<plugin><force_approximation_scaling_factor>2</force_approximation_scaling_factor>"
+           "</plugin>");
   w.start();
   w.step(1000);
   const ignition::math::Vector3d wind(4, -2, 0.5);
@@ -126,9 +134,138 @@ TEST(WindEffects, RunTimeSeedRestartsTheNoise) {
 
 TEST(WindEffects, UnknownParameterIsAnError) {
   TestWorld w(world(true));
-  add_wind(w, "<plugin><force_aproximation_scaling_factor>1</force_aproximation_scaling_factor>"
-              "</plugin>");
+  add_wind(w,
+           "<plugin><force_aproximation_scaling_factor>1</force_aproximation_scaling_factor>"
+           "</plugin>");
   EXPECT_THROW(w.start(), Error);
+}
+
+// Collects what is logged while it lives (the warnings WindEffects gives).
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+    sink_->set_pattern("%l: %v");
+    spdlog::default_logger()->sinks().push_back(sink_);
+  }
+  ~LogCapture() { std::erase(spdlog::default_logger()->sinks(), sink_); }
+  std::vector<std::string> lines() const {
+    std::vector<std::string> out;
+    std::istringstream in(text_.str());
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
+
+// The 1-based line of the first occurrence of `what` in `text`.
+int line_of(std::string_view text, std::string_view what) {
+  const auto at = text.find(what);
+  EXPECT_NE(at, std::string_view::npos) << what;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+}
+
+// A static post, a roof welded to the world with a plate welded under it, a bob hanging from the
+// plate on a ball joint, and a free body, all with <enable_wind>.
+constexpr std::string_view kImmobile = R"(<?xml version="1.0"?><sdf version="1.9">
+<world name="w">
+  <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+  <wind><linear_velocity>0 5 0</linear_velocity></wind>
+  <model name="post"><static>true</static><enable_wind>true</enable_wind>
+    <link name="link"><collision name="c"><geometry><box><size>0.1 0.1 1</size></box></geometry>
+    </collision></link>
+  </model>
+  <model name="rig"><enable_wind>true</enable_wind><pose>2 0 0 0 0 0</pose>
+    <link name="roof"><pose>0 0 2 0 0 0</pose>
+      <inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
+    </link>
+    <joint name="weld" type="fixed"><parent>world</parent><child>roof</child></joint>
+    <link name="plate"><pose>0 0 1.9 0 0 0</pose>
+      <inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
+    </link>
+    <joint name="plate_weld" type="fixed"><parent>roof</parent><child>plate</child></joint>
+    <link name="bob"><pose>0 0 1 0 0 0</pose>
+      <inertial><mass>0.5</mass><inertia><ixx>0.001</ixx><iyy>0.001</iyy><izz>0.001</izz>
+      </inertia></inertial>
+    </link>
+    <joint name="swing" type="ball"><pose>0 0 0.9 0 0 0</pose><!-- the pivot, at the plate -->
+      <parent>plate</parent><child>bob</child></joint>
+  </model>
+  <model name="free"><pose>-2 0 5 0 0 0</pose><link name="l"><gravity>false</gravity>
+    <enable_wind>true</enable_wind>
+    <inertial><mass>2</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
+  </link></model>
+</world></sdf>)";
+
+TEST(WindEffects, LinksThatCannotMoveAreNamedOnceAndNotPushed) {
+  LogCapture log;
+  TestWorld w(kImmobile);
+  add_wind(w, "<plugin/>");
+  w.start();
+  // Configure names them (so `kestrel check`, which configures, shows them), in entity order.
+  auto warned = log.lines();
+  ASSERT_EQ(warned.size(), 3u) << ::testing::PrintToString(warned);
+  const std::string file = w.r().get<c::SourceLocation>(w.find("w::post::link")).file;
+  auto at = [&](std::string_view link) {
+    return file + ":" + std::to_string(line_of(kImmobile, link)) + ": ";
+  };
+  using ::testing::HasSubstr;
+  EXPECT_THAT(warned[0], HasSubstr("warning: " + at("<link name=\"link\"") + "[w::post::link]"));
+  EXPECT_THAT(warned[0], HasSubstr("it cannot move (model 'w::post' is static)"));
+  EXPECT_THAT(warned[1], HasSubstr(at("<link name=\"roof\"") + "[w::rig::roof]"));
+  EXPECT_THAT(warned[1], HasSubstr("(fixed joint 'w::rig::weld' welds it to the world)"));
+  EXPECT_THAT(warned[2], HasSubstr(at("<link name=\"plate\"") + "[w::rig::plate]"));
+  EXPECT_THAT(warned[2], HasSubstr("(fixed joints hold it to 'w::rig::roof', which fixed joint "
+                                   "'w::rig::weld' welds to the world)"));
+  // Physics accepts every wind wrench (it refuses one on a link that cannot move).
+  ASSERT_NO_THROW(w.step(300));
+  for (const char* l : {"w::post::link", "w::rig::roof", "w::rig::plate"}) {
+    EXPECT_FALSE(w.r().has<c::ExternalWorldWrenchCmd>(w.find(l))) << l;
+  }
+  // The bob swings downwind; the free body is pushed by F = k m (w - v).
+  const auto bob = w.find("w::rig::bob");
+  EXPECT_GT(w.r().get<c::WorldPose>(bob).value.Pos().Y(), 0.01);
+  EXPECT_NEAR(w.r().get<c::WorldLinearVelocity>(w.find("w::free::l")).value.Y(),
+              5 * (1 - std::exp(-0.3)), 5e-3);
+  // Said once: neither more steps nor a reset repeat it.
+  w.runner->reset_now();
+  w.step(10);
+  EXPECT_EQ(log.lines().size(), 3u) << ::testing::PrintToString(log.lines());
+}
+
+TEST(WindEffects, GazeboWindDemoRunsWithItsWeldedRoof) {
+  // Gazebo's wind demo: a roof welded to the world (its model has <enable_wind>) holding a chain
+  // of ten spheres on ball joints; wind 10 m/s along +y rising with a 10 s lag.
+  const auto file = std::filesystem::path(KESTREL_SHARED_DIR) / "worlds/gz/wind.sdf";
+  if (!std::filesystem::exists(file)) {
+    GTEST_SKIP() << "the Gazebo corpus (" << file.string() << ") is absent";
+  }
+  LogCapture log;
+  TestWorld w(TestWorld::FromFile{}, file, 0);
+  const sdf::PluginDecl* decl = nullptr;
+  for (const auto& p : w.desc.plugins) {
+    if (p.name == "gz::sim::systems::WindEffects") decl = &p;
+  }
+  ASSERT_NE(decl, nullptr) << "wind.sdf declares WindEffects";
+  w.runner->add_system(make_wind_effects_system(), w.runner->world(), decl->config, "WindEffects",
+                       file.string());
+  w.start();
+  const auto warned = log.lines();
+  ASSERT_EQ(warned.size(), 1u) << ::testing::PrintToString(warned);
+  EXPECT_THAT(warned[0], ::testing::HasSubstr("warning: " + file.string() +
+                                              ":70: [wind_demo::wind_model::roof]"));
+  EXPECT_THAT(warned[0], ::testing::HasSubstr("welds it to the world"));
+  const auto roof = w.find("wind_demo::wind_model::roof");
+  const auto last = w.find("wind_demo::wind_model::sphere_10");
+  const auto roof0 = w.r().get<c::WorldPose>(roof).value;
+  ASSERT_NO_THROW(w.step(500));
+  EXPECT_EQ(w.r().get<c::WorldPose>(roof).value, roof0) << "the roof is welded";
+  const auto& pos = w.r().get<c::WorldPose>(last).value.Pos();
+  EXPECT_GT(pos.Y(), 1e-3) << "the chain's end is blown downwind (+y)";
+  EXPECT_NEAR(pos.X(), 0, 1e-3) << "and not sideways";
+  EXPECT_EQ(log.lines().size(), 1u);
 }
 
 }  // namespace
