@@ -484,6 +484,118 @@ TEST(Px4Bridge, BadParametersAreLoud) {
   }
 }
 
+// A system that does nothing, added under a built-in's name (e.g. "MulticopterMotorModel") as if
+// `origin` declared it: what attach_bridge checks is the list of systems.
+void add_stand_in(sim::Runner& r, ecs::Entity entity, const std::string& system,
+                  const std::string& origin = "w.sdf:1", const std::string& plugin = "<plugin/>") {
+  r.add_system(std::make_unique<System>(), entity, Element::parse(plugin, "w.sdf"),
+               "kestrel::systems::" + system, origin);
+}
+
+ecs::Entity add_model(sim::Runner& r, const std::string& name,
+                      ecs::Entity parent = ecs::kNullEntity, bool is_static = false) {
+  auto& reg = r.registry();
+  const auto m = reg.create(parent == ecs::kNullEntity ? r.world() : parent);
+  reg.add<c::Name>(m, c::Name{name});
+  reg.add<c::Model>(m);
+  if (is_static) reg.add<c::Static>(m, c::Static{true});
+  return m;
+}
+
+// Every argument the world cannot take is an AttachError naming it and what is wrong, before
+// anything listens (no configure here).
+TEST(Px4Bridge, CommandLineAttachmentsTheWorldCannotTakeAreUsageErrors) {
+  auto expect_error = [](auto&& attach, const std::string& what) {
+    try {
+      attach();
+      ADD_FAILURE() << "expected an AttachError containing: " << what;
+    } catch (const AttachError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  for (const char* bad : {"x3:", "w::x3:"}) {
+    expect_error([&] { parse_attach_spec(bad, "--px4"); },
+                 std::string("--px4 ") + bad + ": nothing after ':'");
+  }
+  for (const char* bad : {"x3:a", "x3:-1", "x3:1001", "x3:1x", "x3: 1"}) {
+    expect_error([&] { parse_attach_spec(bad, "--ardupilot"); }, "is not an instance number");
+  }
+  expect_error([&] { parse_attach_spec(":2", "--px4"); }, "no model name");
+  EXPECT_EQ(parse_attach_spec("w::x3", "--px4").model, "w::x3");
+  EXPECT_EQ(parse_attach_spec("w::x3:7", "--px4").instance, 7u);
+
+  auto r = make_world();
+  auto& reg = r->registry();
+  const auto quad = reg.child_by_name(r->world(), "quad");
+  add_stand_in(*r, quad, "MulticopterMotorModel");
+  add_model(*r, "ground_plane", ecs::kNullEntity, true);
+  add_stand_in(*r, add_model(*r, "bare"), "LinearBatteryPlugin");
+  const auto outer = add_model(*r, "outer");
+  add_stand_in(*r, add_model(*r, "inner", outer), "MulticopterMotorModel");
+  const auto ctl = add_model(*r, "ctl");
+  add_stand_in(*r, ctl, "MulticopterMotorModel");
+  add_stand_in(*r, ctl, "MulticopterVelocityControl", "w.sdf:42");
+  const auto mission = add_model(*r, "mission");
+  add_stand_in(*r, mission, "MulticopterMotorModel");
+  add_stand_in(*r, mission, "MulticopterMission", "w.sdf:77");
+  const auto declared = add_model(*r, "declared");
+  add_stand_in(*r, declared, "MulticopterMotorModel");
+  add_stand_in(*r, declared, "ArduPilotBridge", "w.sdf:60",
+               "<plugin><instance>3</instance></plugin>");
+  for (const char* name : {"quad2", "quad3"}) {
+    add_stand_in(*r, add_model(*r, name), "MulticopterMotorModel");
+  }
+  const auto px4 = Autopilot::kPx4, ardupilot = Autopilot::kArduPilot;
+  attach_bridge(*r, px4, {"quad", 0});
+  const auto systems = r->systems().size();
+  struct Refused {
+    Autopilot autopilot;
+    AttachSpec spec;
+    const char* message;
+  };
+  const Refused refused[] = {
+      {px4,
+       {"quad", 1},
+       "--px4 quad:1: model 'w::quad' is given twice (--px4 quad:0 already attaches PX4"},
+      {ardupilot,
+       {"quad", 0},
+       "--ardupilot quad:0: model 'w::quad' is already flown by PX4 (from --px4 quad:0): one "
+       "autopilot per model"},
+      {px4, {"declared", 5}, "model 'w::declared' is already flown by ArduPilot (from w.sdf:60)"},
+      {px4,
+       {"ground_plane", 1},
+       "--px4 ground_plane:1: model 'w::ground_plane' is static: it cannot fly"},
+      {px4,
+       {"bare", 1},
+       "model 'w::bare' has no MulticopterMotorModel <plugin> of its own: the PX4 bridge's rotor "
+       "commands (ActuatorCommands on the model) would drive nothing"},
+      {ardupilot, {"outer", 1}, "(nested model 'w::outer::inner' has rotors: give its name)"},
+      {px4,
+       {"ctl", 1},
+       "--px4 ctl:1: model 'w::ctl' has a MulticopterVelocityControl (w.sdf:42) that drives its "
+       "rotors too"},
+      {ardupilot, {"mission", 1}, "model 'w::mission' has a MulticopterMission (w.sdf:77)"},
+      {px4,
+       {"quad2", 0},
+       "--px4 quad2:0: TCP port 4560 is already used by the PX4 bridge of model 'w::quad' (from "
+       "--px4 quad:0): give each vehicle its own instance"},
+      {ardupilot,
+       {"quad3", 3},
+       "UDP port 9032 is already used by the ArduPilot bridge of model 'w::declared' (from "
+       "w.sdf:60)"},
+  };
+  for (const auto& c : refused) {
+    expect_error([&] { attach_bridge(*r, c.autopilot, c.spec); }, c.message);
+  }
+  EXPECT_EQ(r->systems().size(), systems) << "a refused argument adds nothing";
+  // Different instances, or PX4 and ArduPilot on the same instance number (TCP 4560 + i,
+  // UDP 9002 + 10 i), are fine; a nested model is named by its scoped name.
+  attach_bridge(*r, px4, {"quad2", 1});
+  attach_bridge(*r, ardupilot, {"quad3", 0});
+  attach_bridge(*r, ardupilot, {"w::outer::inner", 1});
+  EXPECT_EQ(r->systems().size(), systems + 3);
+}
+
 TEST(Px4Bridge, AttachFromTheCommandLine) {
   EXPECT_EQ(parse_attach_spec("x500:3", "--px4").instance, 3u);
   EXPECT_EQ(parse_attach_spec("x500:3", "--px4").model, "x500");
@@ -499,6 +611,7 @@ TEST(Px4Bridge, AttachFromTheCommandLine) {
     EXPECT_NE(std::string(e.what()).find("no model 'nope' (its models: quad)"), std::string::npos)
         << e.what();
   }
+  add_stand_in(*r, r->registry().child_by_name(r->world(), "quad"), "MulticopterMotorModel");
   testing::internal::CaptureStderr();
   attach_bridge(*r, Autopilot::kPx4, {"quad", 16});
   r->configure();

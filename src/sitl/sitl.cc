@@ -3,26 +3,136 @@
 #include <fmt/core.h>
 
 #include <charconv>
+#include <optional>
 
 #include "kestrel/components/model.h"
 #include "kestrel/sim/runner.h"
 
 namespace kestrel::sitl {
+namespace {
+
+constexpr const char* kPx4Name = "kestrel::systems::Px4Bridge";
+constexpr const char* kArduPilotName = "kestrel::systems::ArduPilotBridge";
+constexpr const char* kMotorName = "kestrel::systems::MulticopterMotorModel";
+// Systems that write the model's rotor commands too (the mission through the velocity control).
+constexpr const char* kControllers[] = {"kestrel::systems::MulticopterVelocityControl",
+                                        "kestrel::systems::MulticopterMission"};
+
+const char* autopilot_name(const std::string& system) {
+  return system == kPx4Name ? "PX4" : "ArduPilot";
+}
+
+// The port a bridge system listens on, if its <plugin> says so readably.
+std::optional<int> port_of(const sim::SystemEntry& s) {
+  if (!s.config) return std::nullopt;
+  const bool px4 = s.name == kPx4Name;
+  try {
+    const auto instance = static_cast<int>(s.config->get_or<unsigned>("instance", 0u));
+    return s.config->get_or<int>("port", px4 ? 4560 + instance : 9002 + 10 * instance);
+  } catch (const Error&) {
+    return std::nullopt;  // the bridge's own configure reports it
+  }
+}
+
+std::string model_names(const ecs::Registry& reg, ecs::Entity world) {
+  std::string names;
+  for (ecs::Entity c : reg.children(world)) {
+    if (!reg.has<components::Model>(c)) continue;
+    const auto* n = reg.try_get<components::Name>(c);
+    names += (names.empty() ? "" : ", ") + (n ? n->value : std::string("?"));
+  }
+  return names.empty() ? "none" : names;
+}
+
+// The first model at or above `e` that is static, or kNullEntity.
+ecs::Entity static_model_of(const ecs::Registry& reg, ecs::Entity e) {
+  for (; e != ecs::kNullEntity; e = reg.parent(e)) {
+    const auto* s = reg.try_get<components::Static>(e);
+    if (s && s->value && reg.has<components::Model>(e)) return e;
+  }
+  return ecs::kNullEntity;
+}
+
+// What the model named by `spec` must be before a bridge is attached to it (see sitl.h).
+// `arg` is the argument as attached ("--px4 x3:0"), `system` the bridge's system name.
+void check_attachable(const sim::Runner& runner, ecs::Entity model, const std::string& flag,
+                      const std::string& arg, const std::string& system, int port) {
+  const auto& reg = runner.registry();
+  const std::string name = reg.scoped_name(model);
+  const char* autopilot = autopilot_name(system);
+  if (const ecs::Entity s = static_model_of(reg, model); s != ecs::kNullEntity) {
+    throw AttachError(
+        fmt::format("{}: model '{}' is static{}: it cannot fly", arg, name,
+                    s == model ? "" : " (inside static model '" + reg.scoped_name(s) + "')"));
+  }
+  std::size_t motors = 0;
+  std::string nested;  // a model below with rotors of its own
+  for (const auto& s : runner.systems()) {
+    if (s.entity == model && (s.name == kPx4Name || s.name == kArduPilotName)) {
+      throw AttachError(
+          s.name == system && s.origin.starts_with(flag + " ")
+              ? fmt::format("{}: model '{}' is given twice ({} already attaches {} to it)", arg,
+                            name, s.origin, autopilot)
+              : fmt::format("{}: model '{}' is already flown by {} (from {}): one autopilot "
+                            "per model",
+                            arg, name, autopilot_name(s.name), s.origin));
+    }
+    for (const char* c : kControllers) {
+      if (s.entity == model && s.name == c) {
+        throw AttachError(fmt::format(
+            "{}: model '{}' has a {} ({}) that drives its rotors too: {} and the controller "
+            "would both command them; remove that <plugin> to fly the model with {}",
+            arg, name, s.name.substr(s.name.rfind(':') + 1), s.origin, autopilot, autopilot));
+      }
+    }
+    if (s.name == kMotorName && s.active) {
+      if (s.entity == model) ++motors;
+      for (ecs::Entity p = reg.parent(s.entity); p != ecs::kNullEntity && nested.empty();
+           p = reg.parent(p)) {
+        if (p == model) nested = reg.scoped_name(s.entity);
+      }
+    }
+    if (s.name == system && s.entity != model && port_of(s) == port) {
+      throw AttachError(fmt::format(
+          "{}: {} port {} is already used by the {} bridge of model '{}' (from {}): give each "
+          "vehicle its own instance",
+          arg, system == kPx4Name ? "TCP" : "UDP", port, autopilot, reg.scoped_name(s.entity),
+          s.origin));
+    }
+  }
+  if (motors == 0) {
+    throw AttachError(fmt::format(
+        "{}: model '{}' has no MulticopterMotorModel <plugin> of its own: the {} bridge's rotor "
+        "commands (ActuatorCommands on the model) would drive nothing{}",
+        arg, name, autopilot,
+        nested.empty() ? ""
+                       : fmt::format(" (nested model '{}' has rotors: give its name)", nested)));
+  }
+}
+
+}  // namespace
 
 AttachSpec parse_attach_spec(const std::string& text, const std::string& flag) {
   AttachSpec s;
   const auto colon = text.rfind(':');
-  // "world::model" contains colons too: only a final ":N" of digits is an instance.
-  bool has_instance = colon != std::string::npos && colon + 1 < text.size() &&
-                      (colon == 0 || text[colon - 1] != ':');
+  // "world::model" contains colons too: only a final ":N" (one colon) is an instance.
+  const bool has_instance = colon != std::string::npos && (colon == 0 || text[colon - 1] != ':') &&
+                            (colon + 1 == text.size() || text[colon + 1] != ':');
   if (has_instance) {
     const std::string num = text.substr(colon + 1);
     unsigned v = 0;
     const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+    if (num.empty()) {
+      throw AttachError(
+          fmt::format("{} {}: nothing after ':' (expected MODEL[:INSTANCE] with "
+                      "INSTANCE 0..1000, e.g. x500:1, or MODEL alone for 0)",
+                      flag, text));
+    }
     if (ec != std::errc() || end != num.data() + num.size() || v > 1000) {
-      throw Error(fmt::format("{} {}: '{}' is not an instance number (expected MODEL[:INSTANCE] "
-                              "with INSTANCE 0..1000, e.g. x500:1)",
-                              flag, text, num));
+      throw AttachError(
+          fmt::format("{} {}: '{}' is not an instance number (expected "
+                      "MODEL[:INSTANCE] with INSTANCE 0..1000, e.g. x500:1)",
+                      flag, text, num));
     }
     s.instance = v;
     s.model = text.substr(0, colon);
@@ -30,7 +140,8 @@ AttachSpec parse_attach_spec(const std::string& text, const std::string& flag) {
     s.model = text;
   }
   if (s.model.empty()) {
-    throw Error(fmt::format("{} '{}': no model name (expected MODEL[:INSTANCE])", flag, text));
+    throw AttachError(
+        fmt::format("{} '{}': no model name (expected MODEL[:INSTANCE])", flag, text));
   }
   return s;
 }
@@ -38,6 +149,7 @@ AttachSpec parse_attach_spec(const std::string& text, const std::string& flag) {
 void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& spec) {
   const bool px4 = autopilot == Autopilot::kPx4;
   const std::string flag = px4 ? "--px4" : "--ardupilot";
+  const std::string arg = fmt::format("{} {}:{}", flag, spec.model, spec.instance);
   auto& reg = runner.registry();
   ecs::Entity model = ecs::kNullEntity;
   if (spec.model.find("::") != std::string::npos) {
@@ -46,23 +158,20 @@ void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& s
     model = reg.child_by_name(runner.world(), spec.model);
   }
   if (model == ecs::kNullEntity || !reg.has<components::Model>(model)) {
-    std::string names;
-    for (ecs::Entity c : reg.children(runner.world())) {
-      if (!reg.has<components::Model>(c)) continue;
-      const auto* n = reg.try_get<components::Name>(c);
-      names += (names.empty() ? "" : ", ") + (n ? n->value : std::string("?"));
-    }
-    throw Error(fmt::format("{} {}: the world has no model '{}' (its models: {})", flag,
-                            spec.model, spec.model, names.empty() ? "none" : names));
+    throw AttachError(fmt::format("{} {}: the world has no model '{}' (its models: {})", flag,
+                                  spec.model, spec.model, model_names(reg, runner.world())));
   }
-  const std::string name = px4 ? "kestrel::systems::Px4Bridge" : "kestrel::systems::ArduPilotBridge";
+  const std::string name = px4 ? kPx4Name : kArduPilotName;
+  const int port =
+      px4 ? 4560 + static_cast<int>(spec.instance) : 9002 + 10 * static_cast<int>(spec.instance);
+  check_attachable(runner, model, flag, arg, name, port);
   const std::string file = px4 ? "kestrel-px4-bridge-system" : "kestrel-ardupilot-bridge-system";
   auto config = Element::parse(fmt::format("<plugin name='{}' filename='{}'><instance>{}"
                                            "</instance></plugin>",
                                            name, file, spec.instance),
                                flag);
   runner.add_system(px4 ? make_px4_bridge_system() : make_ardupilot_bridge_system(), model,
-                    std::move(config), name, fmt::format("{} {}:{}", flag, spec.model, spec.instance));
+                    std::move(config), name, arg);
 }
 
 }  // namespace kestrel::sitl

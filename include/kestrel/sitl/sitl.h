@@ -30,6 +30,14 @@ std::unique_ptr<System> make_px4_bridge_system();
 /// A fresh ArduPilot JSON bridge system.
 std::unique_ptr<System> make_ardupilot_bridge_system();
 
+/// A `--px4` / `--ardupilot` argument the world cannot take (a malformed MODEL[:INSTANCE], a
+/// model that is missing, static, has no rotors, is already flown or controlled, or a port
+/// another bridge uses): a command-line usage error.
+class AttachError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Which autopilot a command-line attachment is for.
 enum class Autopilot { kPx4, kArduPilot };
 
@@ -39,12 +47,19 @@ struct AttachSpec {
   unsigned instance = 0;  ///< PX4: port 4560 + instance; ArduPilot: port 9002 + 10·instance
 };
 
-/// Parses "MODEL[:INSTANCE]". @throws Error naming the flag and the text on a bad spec.
+/// Parses "MODEL[:INSTANCE]". @throws AttachError naming the flag and the text on a bad spec
+/// (no model name, an empty or non-numeric INSTANCE after ':', INSTANCE above 1000).
 AttachSpec parse_attach_spec(const std::string& text, const std::string& flag);
 
 /// Adds a bridge with default parameters (and instance from `spec`) to the model named in
 /// `spec`, as if the model had declared the plugin. Call after the world is loaded and before
-/// runner.configure(). @throws Error if the world has no such model.
+/// runner.configure(), once per argument (the checks see the systems added so far).
+/// @throws AttachError if the world has no such model; if the model is static or has no
+///         MulticopterMotorModel of its own (the bridge's rotor commands would drive nothing); if
+///         it already has a bridge (the same argument twice, two autopilots on one model, or a
+///         bridge its <plugin> declares); if a MulticopterVelocityControl or MulticopterMission
+///         of the model would drive the same rotors (named by FILE:LINE); or if another bridge
+///         of the same autopilot listens on the same port.
 void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& spec);
 
 }  // namespace kestrel::sitl
