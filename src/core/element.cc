@@ -2,6 +2,7 @@
 
 #include <tinyxml2.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -60,6 +61,22 @@ std::optional<std::string> Element::attribute(std::string_view key) const {
   for (const auto& [k, v] : attributes_)
     if (k == key) return v;
   return std::nullopt;
+}
+
+std::vector<std::string> Element::attribute_names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : attributes_) out.push_back(k);
+  return out;
+}
+
+void Element::reject_unknown_attributes(std::initializer_list<std::string_view> known) const {
+  for (const auto& [k, v] : attributes_) {
+    if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+    std::string accepted;
+    for (std::string_view a : known) accepted += (accepted.empty() ? "" : ", ") + std::string(a);
+    throw Error(where(), "<" + name_ + "> has unknown attribute '" + k +
+                             "' (accepted: " + (accepted.empty() ? "none" : accepted) + ")");
+  }
 }
 
 const Element* Element::child(std::string_view child_name) const {

@@ -65,5 +65,24 @@ TEST(Element, ReportsParametersNobodyRead) {
   EXPECT_THAT(unread, ::testing::Not(::testing::Contains("motorConstant")));
 }
 
+TEST(Element, RejectUnknownAttributes) {
+  const auto e =
+      Element::parse("<f>\n  <fault time=\"1\" duraton=\"3\"/>\n  <land/>\n</f>", "w.sdf", 10);
+  const Element* fault = e->child("fault");
+  EXPECT_EQ(fault->attribute_names(), (std::vector<std::string>{"time", "duraton"}));
+  EXPECT_NO_THROW(fault->reject_unknown_attributes({"time", "duraton"}));
+  try {
+    fault->reject_unknown_attributes({"time", "duration"});
+    FAIL() << "expected an error";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.where(), "w.sdf:11");
+    EXPECT_THAT(err.what(), HasSubstr("<fault> has unknown attribute 'duraton'"));
+    EXPECT_THAT(err.what(), HasSubstr("(accepted: time, duration)"));
+  }
+  EXPECT_NO_THROW(e->child("land")->reject_unknown_attributes({}));
+  EXPECT_THAT([&] { fault->reject_unknown_attributes({}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("(accepted: none)")));
+}
+
 }  // namespace
 }  // namespace kestrel

@@ -8,6 +8,7 @@
 /// Every child a system reads is remembered, so the loader can report parameters nobody read
 /// (usually a misspelling: `motorConstnt`) — see unread_children().
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,12 @@ class Element {
   const std::string& xml() const { return xml_; }
 
   std::optional<std::string> attribute(std::string_view key) const;
+  /// Attribute names in document order.
+  std::vector<std::string> attribute_names() const;
+  /// @throws Error at this element's FILE:LINE naming the first attribute not in `known` and
+  /// listing the accepted ones (an element whose attributes carry data, e.g. `<fault time=..>`,
+  /// must not ignore a misspelt one: `duraton="3"`). An empty `known` accepts no attribute.
+  void reject_unknown_attributes(std::initializer_list<std::string_view> known) const;
   const std::vector<std::shared_ptr<const Element>>& children() const { return children_; }
   /// First child with that name, or nullptr. Marks it read.
   const Element* child(std::string_view child_name) const;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -13,11 +14,24 @@ namespace kestrel::systems {
 namespace c = kestrel::components;
 
 void reject_unknown_parameters(const Element& config, std::string_view system,
-                               std::string_view known) {
+                               std::string_view known,
+                               std::initializer_list<std::string_view> own_attributes) {
   for (const Element* e : config.unread_children()) {
     if (e->name().find(':') != std::string::npos) continue;  // gz:system_priority, kestrel:...
     throw Error(e->where(),
                 fmt::format("{}: unknown parameter <{}> (accepted: {})", system, e->name(), known));
+  }
+  for (const auto& e : config.children()) {
+    if (e->name().find(':') != std::string::npos) continue;
+    if (std::find(own_attributes.begin(), own_attributes.end(), e->name()) !=
+        own_attributes.end()) {
+      continue;
+    }
+    if (const auto names = e->attribute_names(); !names.empty()) {
+      throw Error(e->where(), fmt::format("{}: <{}> has unknown attribute '{}' (accepted: none; "
+                                          "parameters take no attributes)",
+                                          system, e->name(), names.front()));
+    }
   }
 }
 
@@ -110,6 +124,57 @@ ignition::math::Vector3d attribute_vector(const Element& e, std::string_view key
                                        e.name(), key, s));
   }
   return {v[0], v[1], v[2]};
+}
+
+ModelPlugins& model_plugins(ecs::Registry& r, ecs::Entity model) {
+  if (auto* p = r.try_get<ModelPlugins>(model)) return *p;
+  return r.add<ModelPlugins>(model);
+}
+
+void claim_unique_plugin(ecs::Registry& r, ecs::Entity model, const std::string& what,
+                         const Element& config) {
+  auto& unique = model_plugins(r, model).unique;
+  for (const auto& [key, where] : unique) {
+    if (key == what) {
+      throw Error(config.where(),
+                  fmt::format("model '{}' declares a second {} (the first is at {}): one model "
+                              "takes one; remove one of the two <plugin> elements",
+                              r.scoped_name(model), what, where));
+    }
+  }
+  unique.emplace_back(what, config.where());
+}
+
+Error actuator_out_of_range(const std::string& motor_where, std::string_view model, int actuator,
+                            std::size_t count, std::string_view source) {
+  return Error(motor_where,
+               fmt::format("MulticopterMotorModel of model '{}': <actuator_number> {} is beyond "
+                           "the {} rotor command{} {} (actuator numbers 0..{}): this rotor would "
+                           "never spin",
+                           model, actuator, count, count == 1 ? "" : "s", source,
+                           static_cast<long>(count) - 1));
+}
+
+void check_motor_against_controller(const ModelPlugins& plugins, std::string_view model,
+                                    std::size_t actuator, const std::string& motor_joint,
+                                    const std::string& motor_where) {
+  const auto& joints = plugins.commanded_joints;
+  if (joints.empty()) return;
+  const std::string source =
+      "MulticopterVelocityControl (" + plugins.commander_where + ") sends from its <rotorConfiguration>";
+  if (actuator >= joints.size()) {
+    throw actuator_out_of_range(motor_where, model, static_cast<int>(actuator), joints.size(),
+                                source);
+  }
+  if (joints[actuator] != motor_joint) {
+    throw Error(motor_where,
+                fmt::format("MulticopterMotorModel of model '{}': <actuator_number> {} drives joint "
+                            "'{}', but rotor {} of MulticopterVelocityControl ({}) is joint '{}': "
+                            "the controller would command this rotor as if it were there (list "
+                            "the <rotor> elements in actuator_number order)",
+                            model, actuator, motor_joint, actuator, plugins.commander_where,
+                            joints[actuator]));
+  }
 }
 
 std::uint64_t fnv1a(std::string_view s) {

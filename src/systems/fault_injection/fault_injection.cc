@@ -29,7 +29,28 @@ struct Fault {
   std::string where;
   std::string description;
   std::function<void(ecs::Registry&)> apply, revert;
+  /// Checks the target once every system is configured (null: nothing to check).
+  std::function<void(const ecs::Registry&)> check;
 };
+
+// A rotor fault must name an actuator number one of the model's MulticopterMotorModel has.
+void check_rotor(const ecs::Registry& r, ecs::Entity model, std::size_t rotor,
+                 const std::string& where) {
+  const auto* plugins = r.try_get<ModelPlugins>(model);
+  std::string motors;
+  if (plugins) {
+    for (std::size_t i = 0; i < plugins->motor_joint.size(); ++i) {
+      if (plugins->motor_joint[i].empty()) continue;
+      if (i == rotor) return;
+      motors +=
+          fmt::format("{}{} (joint '{}')", motors.empty() ? "" : ", ", i, plugins->motor_joint[i]);
+    }
+  }
+  throw Error(where,
+              fmt::format("<fault type=\"rotor\">: model '{}' has no rotor {}: no "
+                          "MulticopterMotorModel of it has <actuator_number> {} (its motors: {})",
+                          r.scoped_name(model), rotor, rotor, motors.empty() ? "none" : motors));
+}
 
 class FaultInjection final : public System,
                              public ISystemConfigure,
@@ -45,7 +66,7 @@ class FaultInjection final : public System,
       throw Error(config.where(), "FaultInjection must be declared in the <world>");
     }
     for (const Element* f : config.children("fault")) faults_.push_back(parse(*f, r, nullptr));
-    reject_unknown_parameters(config, "FaultInjection", "fault");
+    reject_unknown_parameters(config, "FaultInjection", "fault", {"fault"});
     std::stable_sort(faults_.begin(), faults_.end(),
                      [](const Fault& a, const Fault& b) { return a.time < b.time; });
     sdf_faults_ = faults_.size();
@@ -69,6 +90,12 @@ class FaultInjection final : public System,
   }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
+    if (!checked_) {  // every system is configured now
+      for (std::size_t i = 0; i < sdf_faults_; ++i) {
+        if (faults_[i].check) faults_[i].check(r);
+      }
+      checked_ = true;
+    }
     if (info.paused) return;
     if (auto* cmd = r.try_get<c::FaultCommand>(world_); cmd && !cmd->text.empty()) {
       command(*cmd, r, info.sim_time);
@@ -99,7 +126,7 @@ class FaultInjection final : public System,
     try {
       const auto e = Element::parse("<faults>" + cmd.text + "</faults>", source);
       for (const Element* f : e->children("fault")) parsed.push_back(parse(*f, r, &now));
-      reject_unknown_parameters(*e, "fault command", "fault");
+      reject_unknown_parameters(*e, "fault command", "fault", {"fault"});
       if (parsed.empty()) throw Error(e->where(), "no <fault .../> element in the command");
     } catch (const Error& err) {
       spdlog::error("[fault] t={:.3f} s: rejected the faults sent on {} (nothing changed): {}",
@@ -161,6 +188,7 @@ class FaultInjection final : public System,
     out.duration = from_seconds(d);
     const auto type = attribute_string(f, "type");
     if (type == "rotor") {
+      f.reject_unknown_attributes({"type", "time", "duration", "model", "rotor", "efficiency"});
       const ecs::Entity m = model(f, r);
       const double idx = attribute_double(f, "rotor");
       const double eff = attribute_double(f, "efficiency");
@@ -170,15 +198,11 @@ class FaultInjection final : public System,
                     "efficiency=\"0..1\" (0 = failed)");
       }
       const auto n = static_cast<std::size_t>(idx);
-      if (now) {  // run time: the motor models have said how many rotors there are
-        const auto* rv = r.try_get<c::RotorVelocities>(m);
-        const std::size_t count = rv ? rv->velocity.size() : 0;
-        if (n >= count) {
-          throw Error(f.where(), fmt::format("<fault type=\"rotor\">: model '{}' has no rotor {} "
-                                             "({} rotors)",
-                                             r.scoped_name(m), n, count));
-        }
-      }
+      // The motors configure after this system (priority): a world file's rotor faults are
+      // checked at the first step, a run-time command's now.
+      const std::string where = f.where();
+      out.check = [m, n, where](const ecs::Registry& reg) { check_rotor(reg, m, n, where); };
+      if (now) out.check(r);
       auto set = [m, n](ecs::Registry& reg, double e) {
         auto* rf = reg.try_get<c::RotorFaults>(m);
         if (!rf) rf = &reg.add<c::RotorFaults>(m);
@@ -189,6 +213,13 @@ class FaultInjection final : public System,
       out.apply = [set, eff](ecs::Registry& reg) { set(reg, eff); };
       out.revert = [set](ecs::Registry& reg) { set(reg, 1.0); };
     } else if (type == "sensor_stop" || type == "sensor_bias" || type == "sensor_noise") {
+      if (type == "sensor_stop") {
+        f.reject_unknown_attributes({"type", "time", "duration", "sensor"});
+      } else if (type == "sensor_bias") {
+        f.reject_unknown_attributes({"type", "time", "duration", "sensor", "bias"});
+      } else {
+        f.reject_unknown_attributes({"type", "time", "duration", "sensor", "scale"});
+      }
       const ecs::Entity s = sensor(f, r);
       const std::string name = r.scoped_name(s);
       if (type == "sensor_stop") {
@@ -209,6 +240,7 @@ class FaultInjection final : public System,
         out.revert = [s](ecs::Registry& reg) { sensor_fault(reg, s).noise_scale = 1.0; };
       }
     } else if (type == "gnss_loss") {
+      f.reject_unknown_attributes({"type", "time", "duration", "model"});
       const ecs::Entity m = model(f, r);
       std::vector<ecs::Entity> gnss;
       for (ecs::Entity e : r.descendants(m)) {
@@ -230,12 +262,14 @@ class FaultInjection final : public System,
         for (auto e : gnss) sensor_fault(reg, e).stopped = false;
       };
     } else if (type == "wind_gust") {
+      f.reject_unknown_attributes({"type", "time", "duration", "velocity"});
       const Vector3d v = attribute_vector(f, "velocity");
       const ecs::Entity w = world_;
       out.description = fmt::format("wind gust {} {} {} m/s", v.X(), v.Y(), v.Z());
       out.apply = [w, v](ecs::Registry& reg) { reg.set(w, c::WindGust{v}); };
       out.revert = [w](ecs::Registry& reg) { reg.set(w, c::WindGust{}); };
     } else if (type == "battery_drop") {
+      f.reject_unknown_attributes({"type", "time", "duration", "model", "charge"});
       const ecs::Entity m = model(f, r);
       const double frac = attribute_double(f, "charge");
       if (frac < 0 || frac > 1) {
@@ -271,6 +305,7 @@ class FaultInjection final : public System,
   std::size_t sdf_faults_ = 0;
   std::vector<Event> events_;
   std::size_t next_ = 0;
+  bool checked_ = false;  // the world file's faults checked against the configured systems
 };
 
 }  // namespace

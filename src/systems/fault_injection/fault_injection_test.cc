@@ -1,8 +1,10 @@
 // FaultInjection and LinearBattery on a hovering X3-class quadcopter.
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -120,6 +122,63 @@ TEST(FaultInjection, BadFaultsAreErrors) {
               HasSubstr("sensor 'quad::base_link::imu' is not a sensor"));
 }
 
+// The line of the first occurrence of `marker` in `text` (1-based).
+long line_of(const std::string& text, const std::string& marker) {
+  const auto at = text.find(marker);
+  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+}
+
+TEST(FaultInjection, UnknownAttributesAreErrorsListingTheAcceptedOnes) {
+  auto error = [](const std::string& f) {
+    try {
+      Hover h(faults(f));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // A misspelt duration made the fault permanent.
+  EXPECT_THAT(
+      error(R"(<fault time="1" type="rotor" model="quad" rotor="1" efficiency="0" duraton="3"/>)"),
+      ::testing::MatchesRegex(".*kestrel_mc_[0-9_]+\\.sdf:[0-9]+: <fault> has unknown attribute "
+                              "'duraton' \\(accepted: type, time, duration, model, rotor, "
+                              "efficiency\\)"));
+  // Accepted attributes depend on the type.
+  EXPECT_THAT(error(R"(<fault time="1" type="wind_gust" velocity="1 0 0" model="quad"/>)"),
+              HasSubstr("<fault> has unknown attribute 'model' (accepted: type, time, duration, "
+                        "velocity)"));
+  EXPECT_THAT(error(R"(<fault time="1" type="battery_drop" model="quad" charge="0.1" x="0"/>)"),
+              HasSubstr("<fault> has unknown attribute 'x'"));
+  EXPECT_EQ(error(R"(<fault time="1" type="wind_gust" velocity="1 0 0" duration="2"/>)"),
+            "(no error)");
+}
+
+TEST(FaultInjection, RotorNoMotorHasStopsTheRunAtItsFirstStep) {
+  const std::string bad =
+      R"(<fault time="30" type="rotor" model="quad" rotor="9" efficiency="0"/>)";
+  Hover h(faults(bad));  // the motors configure after FaultInjection: checked at the first step
+  const std::string sdf = testing::quad_world([&] {
+    QuadOptions o;
+    o.z = 5;
+    o.velocity_control = true;
+    o.world_extra = faults(bad);
+    return o;
+  }());
+  try {
+    h.w->step();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.where(), ::testing::EndsWith(fmt::format(".sdf:{}", line_of(sdf, "<fault "))));
+    EXPECT_THAT(e.what(), HasSubstr("<fault type=\"rotor\">: model 'w::quad' has no rotor 9: no "
+                                    "MulticopterMotorModel of it has <actuator_number> 9 (its "
+                                    "motors: 0 (joint 'rotor_0_joint'), 1 (joint "
+                                    "'rotor_1_joint'), 2 (joint 'rotor_2_joint'), 3 (joint "
+                                    "'rotor_3_joint'))"));
+  }
+  Hover ok(faults(R"(<fault time="30" type="rotor" model="quad" rotor="3" efficiency="0"/>)"));
+  EXPECT_NO_THROW(ok.w->step(10));
+}
+
 TEST(FaultInjection, CommandedFaultIsAppliedAtTheNextStepAndLogged) {
   Hover h(faults(""));
   const ecs::Entity world = h.w->runner->world();
@@ -150,6 +209,7 @@ TEST(FaultInjection, BadCommandedFaultsChangeNothing) {
   h.w->step(100);
   for (const char* bad : {
            R"(<fault type="rotor" model="quad" rotor="4" efficiency="0"/>)",  // 4 rotors: 0..3
+           R"(<fault type="wind_gust" velocity="1 0 0" duraton="1"/>)",       // misspelt
            R"(<fault type="rotor" model="ghost" rotor="0" efficiency="0"/>)",
            R"(<fault type="meteor"/>)",
            R"(<fault type="rotor" model="quad" rotor="0" efficiency="0"/><fault type="x"/>)",
@@ -278,6 +338,26 @@ TEST(LinearBattery, UnsupportedOrAmbiguousOptionsAreErrors) {
   EXPECT_THAT(error("<enable_recharge>true</enable_recharge>"),
               HasSubstr("charging_time"));
   EXPECT_THAT(error("<start_on_motion>maybe</start_on_motion>"), HasSubstr("start_on_motion"));
+}
+
+TEST(LinearBattery, TwoBatteriesOfOneNameOnOneModelAreAnErrorNamingBoth) {
+  auto error = [](const std::string& model_extra) {
+    try {
+      Hover h("", model_extra);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // Energy was drained twice, silently.
+  EXPECT_THAT(error(std::string(kBattery) + kBattery),
+              ::testing::MatchesRegex(
+                  ".*kestrel_mc_[0-9_]+\\.sdf:[0-9]+: model 'w::quad' declares a second "
+                  "LinearBattery with <battery_name> 'main' \\(the first is at "
+                  ".*kestrel_mc_[0-9_]+\\.sdf:[0-9]+\\).*"));
+  std::string other = kBattery;
+  other.replace(other.find("<battery_name>main"), 18, "<battery_name>aux");
+  EXPECT_EQ(error(std::string(kBattery) + other), "(no error)");  // different names: allowed
 }
 
 TEST(LinearBattery, GazeboDemoWorldConfigures) {

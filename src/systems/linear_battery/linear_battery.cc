@@ -56,6 +56,10 @@ class LinearBattery final : public System,
     }
     model_ = entity;
     const auto name = config.get<std::string>("battery_name");
+    // Two batteries of one name on one model would drain twice (and publish on one topic);
+    // batteries of different names may share a model.
+    claim_unique_plugin(r, model_, fmt::format("LinearBattery with <battery_name> '{}'", name),
+                        config);
     const double nominal = get_positive(config, "voltage");
     e0_ = get_positive_or(config, "open_circuit_voltage_constant_coef", nominal);
     e1_ = config.get_or<double>("open_circuit_voltage_linear_coef", 0.0);

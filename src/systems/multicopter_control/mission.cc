@@ -55,6 +55,7 @@ class MulticopterMission final : public System,
       throw Error(config.where(), "MulticopterMission must be declared inside a <model>");
     }
     model_ = entity;
+    claim_unique_plugin(r, model_, "MulticopterMission", config);
     link_ = find_link(r, model_, config.get<std::string>("comLinkName"), config, "comLinkName");
     start_ = sdf_start_ = from_seconds(get_positive_or(config, "start_time", 0.0, true));
     cruise_ = get_positive_or(config, "cruise_speed", 2.0);
@@ -65,7 +66,8 @@ class MulticopterMission final : public System,
     const auto topic = config.get_or<std::string>(
         "topic", "/model/" + r.get<c::Name>(model_).value + "/mission/state");
     items_ = parse_items(config);
-    reject_unknown_parameters(config, "MulticopterMission", kParams);
+    reject_unknown_parameters(config, "MulticopterMission", kParams,
+                              {"takeoff", "waypoint", "hold", "land"});  // checked in parse_items
     sdf_items_ = items_;
     name_ = r.scoped_name(model_);
     c::MissionState st;
@@ -184,18 +186,22 @@ class MulticopterMission final : public System,
     for (const auto& ch : e.children()) {
       const Element& i = *ch;
       if (i.name() == "takeoff") {
+        i.reject_unknown_attributes({"altitude"});
         const double alt = attribute_double(i, "altitude");
         if (alt <= 0) throw Error(i.where(), "<takeoff> altitude must be > 0 [m]");
         items.push_back({Item::Kind::kTakeoff, {0, 0, alt}, Duration{0}});
       } else if (i.name() == "waypoint") {
+        i.reject_unknown_attributes({"hold"});
         const double hold = attribute_double_or(i, "hold", 0.0);
         if (hold < 0) throw Error(i.where(), "<waypoint> hold must be >= 0 [s]");
         items.push_back({Item::Kind::kWaypoint, i.value<Vector3d>(), from_seconds(hold)});
       } else if (i.name() == "hold") {
+        i.reject_unknown_attributes({"duration"});
         const double d = attribute_double(i, "duration");
         if (d < 0) throw Error(i.where(), "<hold> duration must be >= 0 [s]");
         items.push_back({Item::Kind::kHold, {}, from_seconds(d)});
       } else if (i.name() == "land") {
+        i.reject_unknown_attributes({});
         items.push_back({Item::Kind::kLand, {}, Duration{0}});
       }
     }
@@ -226,8 +232,10 @@ class MulticopterMission final : public System,
       if (e->name() != "mission") {
         throw Error(e->where(), fmt::format("expected <mission>, found <{}>", e->name()));
       }
+      e->reject_unknown_attributes({});
       items = parse_items(*e);
-      reject_unknown_parameters(*e, "mission command", "takeoff, waypoint, hold, land");
+      reject_unknown_parameters(*e, "mission command", "takeoff, waypoint, hold, land",
+                                {"takeoff", "waypoint", "hold", "land"});
     } catch (const Error& err) {
       spdlog::error("[mission] {}: rejected the mission sent on {} (nothing changed): {}", name_,
                     cmd.source.empty() ? "?" : cmd.source, err.what());

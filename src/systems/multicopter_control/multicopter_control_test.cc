@@ -1,8 +1,10 @@
 // MulticopterVelocityControl and MulticopterMission on an X3-class quadcopter.
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -196,6 +198,75 @@ TEST(MulticopterMission, BadMissionsAreErrors) {
               HasSubstr("attribute 'altitude' must be a finite number, found 'high'"));
   EXPECT_THAT(error("<takeoff altitude=\"5\"/><wayponit>1 2 3</wayponit><land/>"),
               HasSubstr("unknown parameter <wayponit>"));
+}
+
+TEST(MulticopterMission, UnknownItemAttributesAreErrorsListingTheAcceptedOnes) {
+  auto error = [](const std::string& items) {
+    QuadOptions o;
+    o.velocity_control = true;
+    o.model_extra = R"(<plugin filename="x" name="kestrel::systems::MulticopterMission">
+        <comLinkName>base_link</comLinkName>
+        )" + items + "</plugin>";
+    try {
+      LoadedWorld w(testing::quad_world(o));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_THAT(error("<takeoff altitude=\"5\"/><waypoint hld=\"2\">1 2 3</waypoint><land/>"),
+              ::testing::MatchesRegex(".*kestrel_mc_[0-9_]+\\.sdf:[0-9]+: <waypoint> has unknown "
+                                      "attribute 'hld' \\(accepted: hold\\)"));
+  EXPECT_THAT(error("<takeoff altitude=\"5\" speed=\"3\"/><land/>"),
+              HasSubstr("<takeoff> has unknown attribute 'speed' (accepted: altitude)"));
+  EXPECT_THAT(error("<takeoff altitude=\"5\"/><land speed=\"0.1\"/>"),
+              HasSubstr("<land> has unknown attribute 'speed' (accepted: none)"));
+  EXPECT_THAT(error("<takeoff altitude=\"5\"/><hold duraton=\"3\" duration=\"1\"/><land/>"),
+              HasSubstr("<hold> has unknown attribute 'duraton' (accepted: duration)"));
+  EXPECT_EQ(error("<takeoff altitude=\"5\"/><waypoint hold=\"2\">1 2 3</waypoint>"
+                  "<hold duration=\"1\"/><land/>"),
+            "(no error)");
+}
+
+TEST(MulticopterMission, TwoMissionsOrTwoControllersOnOneModelAreErrorsNamingBoth) {
+  QuadOptions o;
+  o.z = 0.06;
+  o.ground = true;
+  o.velocity_control = true;
+  o.model_extra = std::string(kSquareMission) + kSquareMission;
+  std::string sdf = testing::quad_world(o);
+  auto line_of = [&](std::size_t at) {
+    return 1 + std::count(sdf.begin(), sdf.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  };
+  auto error = [](const std::string& world) {
+    try {
+      LoadedWorld w(world);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string mission = "<plugin filename=\"kestrel-multicopter-mission-system\"";
+  const auto first = sdf.find(mission), second = sdf.find(mission, first + 1);
+  EXPECT_THAT(error(sdf),
+              ::testing::MatchesRegex(fmt::format(
+                  ".*kestrel_mc_[0-9_]+\\.sdf:{}: model 'w::quad' declares a second "
+                  "MulticopterMission \\(the first is at .*kestrel_mc_[0-9_]+\\.sdf:{}\\).*",
+                  line_of(second), line_of(first))));
+
+  // Two velocity controllers: the model's VC block twice.
+  o.model_extra = "";
+  sdf = testing::quad_world(o);
+  const std::string vc = "<plugin filename=\"gz-sim-multicopter-control-system\"";
+  const auto begin = sdf.find(vc);
+  const auto end = sdf.find("</plugin>", begin) + std::string("</plugin>").size();
+  sdf.insert(end, "\n" + sdf.substr(begin, end - begin));
+  EXPECT_THAT(
+      error(sdf),
+      ::testing::MatchesRegex(fmt::format(
+          ".*kestrel_mc_[0-9_]+\\.sdf:[0-9]+: model 'w::quad' declares a second "
+          "MulticopterVelocityControl \\(the first is at .*kestrel_mc_[0-9_]+\\.sdf:{}\\).*",
+          line_of(begin))));
 }
 
 TEST(MulticopterMission, MissionSentInFlightReplacesTheCurrentOne) {

@@ -84,6 +84,7 @@ class MulticopterVelocityControl final : public System,
       throw Error(config.where(), "MulticopterVelocityControl must be declared inside a <model>");
     }
     model_ = entity;
+    claim_unique_plugin(r, model_, "MulticopterVelocityControl", config);
     const auto ns = config.get<std::string>("robotNamespace");
     const auto cmd_topic = config.get_or<std::string>("commandSubTopic", "cmd_vel");
     const auto enable_topic = config.get_or<std::string>("enableSubTopic", "enable");
@@ -107,6 +108,7 @@ class MulticopterVelocityControl final : public System,
     (void)config.get_or<std::string>("motorControlPubTopic", "");  // components, not topics
     read_rotors(config, r);
     reject_unknown_parameters(config, "MulticopterVelocityControl", kParams);
+    check_motors(config, r);
 
     // Vehicle mass (every link of the model) and the body's inertia (com link, link frame).
     mass_ = 0;
@@ -210,6 +212,19 @@ class MulticopterVelocityControl final : public System,
     }
   }
 
+  // Declares how many rotor speeds this controller commands, and checks the motors configured
+  // before it (those configured after check themselves against it).
+  void check_motors(const Element& config, ecs::Registry& r) {
+    auto& plugins = model_plugins(r, model_);
+    plugins.commanded_joints = rotor_joints_;
+    plugins.commander_where = config.where();
+    for (std::size_t i = 0; i < plugins.motor_where.size(); ++i) {
+      if (plugins.motor_where[i].empty()) continue;
+      check_motor_against_controller(plugins, r.scoped_name(model_), i, plugins.motor_joint[i],
+                                     plugins.motor_where[i]);
+    }
+  }
+
   void read_rotors(const Element& config, ecs::Registry& r) {
     const Element* rc = config.child("rotorConfiguration");
     if (!rc) {
@@ -223,6 +238,7 @@ class MulticopterVelocityControl final : public System,
       Rotor rot;
       const ecs::Entity joint =
           find_joint(r, model_, re->get<std::string>("jointName"), *re, "jointName");
+      rotor_joints_.push_back(r.get<c::Name>(joint).value);
       const auto& jd = r.get<c::JointData>(joint);
       rot.position =
           X_WB.Rot().RotateVectorReverse(r.get<c::WorldPose>(jd.child).value.Pos() - X_WB.Pos());
@@ -279,6 +295,7 @@ class MulticopterVelocityControl final : public System,
   double mass_ = 0;
   Matrix3d inertia_ = Matrix3d::Zero;
   std::vector<Rotor> rotors_;
+  std::vector<std::string> rotor_joints_;  // joint name of each rotor (rotorConfiguration order)
   std::vector<std::array<double, 4>> pinv_;  // n × 4
   std::uint64_t seed_ = 0;                   // from the world's initial seed
   sim::EventBus::Subscription reseed_;

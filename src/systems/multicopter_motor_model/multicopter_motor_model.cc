@@ -43,11 +43,6 @@ constexpr const char* kParams =
     "rollingMomentCoefficient, rotorVelocitySlowdownSim, motorType, commandSubTopic, "
     "motorSpeedPubTopic";
 
-// Which actuator numbers of a model are taken, by which joint (duplicates are an error).
-struct MotorClaims {
-  std::vector<std::string> joint_by_actuator;
-};
-
 template <class T>
 T& ensure(ecs::Registry& r, ecs::Entity e) {
   if (T* t = r.try_get<T>(e)) return *t;
@@ -129,15 +124,26 @@ class MulticopterMotorModel final : public System,
     while (world_ != ecs::kNullEntity && !r.has<c::World>(world_)) world_ = r.parent(world_);
 
     // Model-level components shared by all rotors of the model.
-    auto& claims = ensure<MotorClaims>(r, model_);
-    if (claims.joint_by_actuator.size() <= index_) claims.joint_by_actuator.resize(index_ + 1);
-    if (!claims.joint_by_actuator[index_].empty()) {
+    where_ = config.where();
+    model_name_ = r.scoped_name(model_);
+    auto& plugins = model_plugins(r, model_);
+    if (plugins.motor_joint.size() <= index_) {
+      plugins.motor_joint.resize(index_ + 1);
+      plugins.motor_where.resize(index_ + 1);
+    }
+    if (!plugins.motor_joint[index_].empty()) {
       throw Error(config.child("actuator_number")->where(),
                   fmt::format("<actuator_number> {} of model '{}' is already used by the motor "
-                              "of joint '{}'",
-                              actuator, r.scoped_name(model_), claims.joint_by_actuator[index_]));
+                              "of joint '{}' ({})",
+                              actuator, model_name_, plugins.motor_joint[index_],
+                              plugins.motor_where[index_]));
     }
-    claims.joint_by_actuator[index_] = joint_name;
+    // A velocity controller configured before (it normally is: priority −129) says which rotor
+    // it commands at each index; it checks the motors configured before it itself.
+    const std::string joint_local = r.get<c::Name>(joint_).value;
+    check_motor_against_controller(plugins, model_name_, index_, joint_local, where_);
+    plugins.motor_joint[index_] = joint_local;
+    plugins.motor_where[index_] = where_;
     const std::string resolved = resolve_topic(ns, cmd_topic);
     if (auto* t = r.try_get<c::ActuatorCommandTopic>(model_); t && t->topic != resolved) {
       throw Error(config.child("commandSubTopic") ? config.child("commandSubTopic")->where()
@@ -169,8 +175,13 @@ class MulticopterMotorModel final : public System,
     }
     // Reference speed: the command, clamped; an unpowered (failed, battery empty) motor gets 0.
     double reference = 0;
-    if (const auto* cmd = r.try_get<c::ActuatorCommands>(model_);
-        cmd && index_ < cmd->velocity.size()) {
+    if (const auto* cmd = r.try_get<c::ActuatorCommands>(model_); cmd && !cmd->velocity.empty()) {
+      // No commands yet (nothing connected) leaves the rotor at rest; commands that stop short
+      // of this rotor are a mismatch between the motors and whatever commands them.
+      if (index_ >= cmd->velocity.size()) {
+        throw actuator_out_of_range(where_, model_name_, static_cast<int>(index_),
+                                    cmd->velocity.size(), "the model receives (ActuatorCommands)");
+      }
       reference = cmd->velocity[index_];
       if (!std::isfinite(reference)) {
         throw Error(
@@ -227,7 +238,8 @@ class MulticopterMotorModel final : public System,
   ecs::Entity model_ = ecs::kNullEntity, link_ = ecs::kNullEntity, joint_ = ecs::kNullEntity,
               body_ = ecs::kNullEntity, world_ = ecs::kNullEntity;
   std::size_t index_ = 0;
-  double direction_ = 1;  // +1 ccw, −1 cw (about the rotor axis, link z)
+  std::string where_, model_name_;  // the <plugin>'s FILE:LINE; the model's scoped name
+  double direction_ = 1;            // +1 ccw, −1 cw (about the rotor axis, link z)
   double tau_up_ = 0, tau_down_ = 0, max_speed_ = 0, k_force_ = 0, k_moment_ = 0, k_drag_ = 0,
          k_roll_ = 0, slowdown_ = 1;
   Duration dt_{0};

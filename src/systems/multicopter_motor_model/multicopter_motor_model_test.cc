@@ -1,9 +1,11 @@
 // MulticopterMotorModel: analytic hover, motor time constants, yaw reaction, parameter errors,
 // and Gazebo's test_quadcopter.sdf under motor commands.
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -246,6 +248,76 @@ TEST(MulticopterMotorModel, InvalidParametersAreErrors) {
               HasSubstr("MulticopterMotorModel: unknown parameter <motorConstnt>"));
 }
 
+// The line of the <plugin> element holding `marker` in `sdf` (1-based).
+int plugin_line(const std::string& sdf, const std::string& marker) {
+  const auto at = sdf.rfind("<plugin", sdf.find(marker));
+  return 1 + static_cast<int>(std::count(sdf.begin(), sdf.begin() + at, '\n'));
+}
+
+TEST(MulticopterMotorModel, ActuatorBeyondTheVelocityControllersRotorsIsAConfigureError) {
+  QuadOptions o;
+  o.velocity_control = true;
+  std::string sdf = testing::quad_world(o);
+  const std::string from = "<actuator_number>3<";
+  sdf.replace(sdf.find(from), from.size(), "<actuator_number>9<");
+  const std::string msg = error_of(sdf);
+  EXPECT_THAT(msg, MatchesRegex(fmt::format(".*kestrel_mc_[0-9_]+\\.sdf:{}: .*",
+                                            plugin_line(sdf, "<actuator_number>9<"))));
+  EXPECT_THAT(msg, HasSubstr("MulticopterMotorModel of model 'w::quad': <actuator_number> 9 is "
+                             "beyond the 4 rotor commands MulticopterVelocityControl ("));
+  EXPECT_THAT(msg, HasSubstr("(actuator numbers 0..3)"));
+
+  // The same when the controller configures after the motors (its priority raised): it checks
+  // the motors already configured, and names the motor's plugin.
+  const std::string vc = "name=\"gz::sim::systems::MulticopterVelocityControl\">";
+  sdf.replace(sdf.find(vc), vc.size(), vc + "<gz:system_priority>100</gz:system_priority>");
+  const std::string late = error_of(sdf);
+  EXPECT_THAT(late, MatchesRegex(fmt::format(".*kestrel_mc_[0-9_]+\\.sdf:{}: .*",
+                                             plugin_line(sdf, "<actuator_number>9<"))));
+  EXPECT_THAT(late, HasSubstr("<actuator_number> 9 is beyond the 4 rotor commands"));
+}
+
+TEST(MulticopterMotorModel, MotorOnAnotherJointThanTheControllersRotorIsAConfigureError) {
+  // Rotors 0 and 1 swap actuator numbers: the controller would command each as the other.
+  QuadOptions o;
+  o.velocity_control = true;
+  std::string sdf = testing::quad_world(o);
+  const std::string a0 = "<actuator_number>0<", a1 = "<actuator_number>1<";
+  const auto p0 = sdf.find(a0), p1 = sdf.find(a1);
+  sdf.replace(p0, a0.size(), a1);
+  sdf.replace(p1, a1.size(), a0);
+  const std::string msg = error_of(sdf);
+  EXPECT_THAT(msg, MatchesRegex(fmt::format(".*kestrel_mc_[0-9_]+\\.sdf:{}: .*",
+                                            plugin_line(sdf, "<jointName>rotor_0_joint<"))));
+  EXPECT_THAT(msg, HasSubstr("MulticopterMotorModel of model 'w::quad': <actuator_number> 1 "
+                             "drives joint 'rotor_0_joint', but rotor 1 of "
+                             "MulticopterVelocityControl ("));
+  EXPECT_THAT(msg, HasSubstr(") is joint 'rotor_1_joint'"));
+  o.velocity_control = true;
+  EXPECT_EQ(error_of(testing::quad_world(o)), "(no error)");  // matching order: accepted
+}
+
+TEST(MulticopterMotorModel, ActuatorBeyondTheCommandsReceivedIsARunTimeError) {
+  std::string sdf = testing::quad_world({});
+  const std::string from = "<actuator_number>3<";
+  sdf.replace(sdf.find(from), from.size(), "<actuator_number>9<");
+  LoadedWorld w(sdf);
+  const auto model = w.find("w::quad");
+  w.step(10);  // no commands yet (nothing connected): every rotor at rest, no error
+  command(w, model, {100, 100, 100, 100});
+  try {
+    w.step();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.where(), MatchesRegex(fmt::format(".*kestrel_mc_[0-9_]+\\.sdf:{}",
+                                                    plugin_line(sdf, "<actuator_number>9<"))));
+    EXPECT_THAT(e.what(), HasSubstr("MulticopterMotorModel of model 'w::quad': <actuator_number> "
+                                    "9 is beyond the 4 rotor commands the model receives"));
+  }
+  command(w, model, std::vector<double>(10, 100.0));  // enough commands: runs
+  EXPECT_NO_THROW(w.step());
+}
+
 TEST(MulticopterMotorModel, OptionalParametersKeepGazeboDefaults) {
   // Only the required parameters: the motor saturates at Gazebo's default maxRotVelocity 838.
   const std::string minimal = R"(
@@ -263,7 +335,7 @@ TEST(MulticopterMotorModel, OptionalParametersKeepGazeboDefaults) {
   LoadedWorld w(sdf);
   const auto model = w.find("w::quad");
   EXPECT_EQ(w.r().get<c::ActuatorCommandTopic>(model).topic, "/quad/command/motor_speed");
-  command(w, model, {2000});
+  command(w, model, {2000, 0, 0, 0});  // one command per motor (fewer: an error)
   w.step(1000);
   EXPECT_NEAR(w.r().get<c::RotorVelocities>(model).velocity[0], 838.0, 1e-6);
   // Default slowdown 10.
