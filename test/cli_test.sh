@@ -48,6 +48,31 @@ contains "models listed" "$tmp/out" "demo::box"
 expect 0 "quiet" "$kestrel" run "$src/worlds/demo.sdf" --iterations 10 --quiet
 [ ! -s "$tmp/out" ] || { echo "FAIL: --quiet printed output"; fails=$((fails+1)); }
 
+# Numbers must be finite and in range (CLI11's own checks let nan through; seeds wrapped).
+for bad in "--duration nan" "--rtf nan" "--rtf -1" "--seed -1" "--seed 18446744073709551616" \
+           "--seed 1.5"; do
+  # shellcheck disable=SC2086
+  expect 2 "refuses $bad" "$kestrel" run "$src/worlds/demo.sdf" --no-transport $bad
+done
+contains "names the value found" "$tmp/err" "found '1.5'"
+expect 2 "truth rate nan" "$kestrel" run "$src/worlds/demo.sdf" --truth-csv "$tmp/t.csv" --truth-rate nan
+expect 2 "paused without transport could never resume" \
+  "$kestrel" run "$src/worlds/demo.sdf" --paused --no-transport
+# Outputs never overwrite the world being read, and a directory is not an output file.
+cp "$src/worlds/demo.sdf" "$tmp/w.sdf"
+expect 2 "truth csv onto the world" "$kestrel" run "$tmp/w.sdf" --no-transport --iterations 1 \
+  --truth-csv "$tmp/./w.sdf"
+contains "says it would overwrite" "$tmp/err" "would be overwritten"
+expect 2 "export onto the world" "$kestrel" export-mjcf "$tmp/w.sdf" -o "$tmp/w.sdf"
+cmp -s "$tmp/w.sdf" "$src/worlds/demo.sdf" || { echo "FAIL: the world file was changed"; fails=$((fails+1)); }
+expect 2 "export to a directory" "$kestrel" export-mjcf "$tmp/w.sdf" -o "$tmp"
+expect 2 "make-swarm nan wind" "$kestrel" make-swarm 2 --wind nan -o "$tmp/s.sdf"
+
+# An autopilot flag the world cannot take is a usage error, before anything listens.
+expect 2 "px4 on a static model" "$kestrel" run "$src/worlds/x3_mission.sdf" --no-transport \
+  --px4 ground_plane
+contains "says the model is static" "$tmp/err" "static"
+
 # make-swarm writes the world and the vehicle it includes; both load by bare file name from their
 # own folder (the include is relative to the world file), as a user types them.
 mkdir -p "$tmp/swarm"

@@ -3,8 +3,8 @@
 // it is the one selected, sets `selected` to a function returning the exit code.
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
+#include <string>
 
 #include "kestrel/core/error.h"
 
@@ -15,6 +15,20 @@ class UsageError : public Error {
  public:
   using Error::Error;
 };
+
+/// A number option's check: finite (CLI11's PositiveNumber lets "nan" through) and above `min`
+/// (or at least `min` with `inclusive`; -infinity: any finite number). Its message names the
+/// value found.
+CLI::Validator finite_number(double min, bool inclusive);
+
+/// A 64-bit unsigned integer option's check (CLI11 wraps "-1" and saturates overflow).
+CLI::Validator unsigned_integer();
+
+/// An output file option's check: not an existing directory.
+CLI::Validator output_file();
+
+/// @throws UsageError if writing `output` would overwrite `input` (the world being read).
+void refuse_overwriting(const std::string& input, const std::string& output, const char* option);
 
 void add_run_command(CLI::App& app, std::function<int()>& selected);
 /// Commands contributed by modules (check, export-mjcf, ...).

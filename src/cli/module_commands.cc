@@ -38,7 +38,7 @@ void add_export_mjcf(CLI::App& app, std::function<int()>& selected) {
   auto* cmd = app.add_subcommand("export-mjcf",
                                  "Write the MuJoCo model (MJCF) Kestrel simulates for a world.");
   cmd->add_option("world", a->world, "SDF world file")->required();
-  cmd->add_option("-o,--output", a->output, "Output file (default: stdout)");
+  cmd->add_option("-o,--output", a->output, "Output file (default: stdout)")->check(output_file());
   cmd->callback([&selected, a] {
     selected = [a] {
       sim::Runner runner(sim::Runner::Options{});
@@ -50,6 +50,7 @@ void add_export_mjcf(CLI::App& app, std::function<int()>& selected) {
       } catch (const sdf::UnreadableWorld& e) {
         throw UsageError(e.what());
       }
+      refuse_overwriting(a->world, a->output, "-o");
       const std::string xml = physics::export_mjcf(runner.registry(), runner.world());
       if (a->output.empty()) {
         std::cout << xml;
@@ -79,10 +80,13 @@ void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
                             : "";
           },
           "FILE");
-  cmd->add_option("--spacing", o->spacing, "Take-off grid spacing / 3 [m] (default 4)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--spacing", o->spacing,
+                  "A third of the distance between neighbouring take-off points [m] (default 4: "
+                  "vehicles take off 12 m apart, each flying within its own cell)")
+      ->check(finite_number(0, false));
   cmd->add_flag("--sensors", o->sensors, "Give every vehicle IMU, magnetometer, barometer, GNSS");
-  cmd->add_option("--wind", o->wind, "Wind from the west [m/s] (default 0)");
+  cmd->add_option("--wind", o->wind, "Wind from the west [m/s] (default 0)")
+      ->check(finite_number(-std::numeric_limits<double>::infinity(), true));
   auto islands = std::make_shared<bool>(false), no_islands = std::make_shared<bool>(false);
   auto* on = cmd->add_flag("--islands", *islands,
                            "Each vehicle in its own physics model (default above 500 vehicles; "
@@ -109,7 +113,7 @@ void add_topic(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("-m,--msgtype", o->msgtype, "Message type, e.g. ignition.msgs.StringMsg");
   cmd->add_option("-n,--num", o->count, "Echo: exit after N messages")->check(CLI::PositiveNumber);
   cmd->add_option("-d,--duration", o->duration, "Echo: exit after SEC seconds")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, false));
   cmd->add_flag("--json", o->json, "Echo: one JSON object per line");
   cmd->add_option("text", o->payload, "Publish: the message in protobuf text format");
   cmd->callback([&selected, o, l, i, e, p] {

@@ -76,6 +76,7 @@ class StatusLine {
 };
 
 int run(const RunArgs& a) {
+  refuse_overwriting(a.world, a.truth_csv, "--truth-csv");
   WorldSettings ws;
   ws.path = a.world;
   ws.seed = a.seed;
@@ -150,20 +151,23 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
   auto* it = cmd->add_option("--iterations", args->iterations, "Stop after N steps")
                  ->check(CLI::PositiveNumber);
   auto* du = cmd->add_option("--duration", args->duration, "Stop after SEC seconds of sim time")
-                 ->check(CLI::PositiveNumber);
+                 ->check(finite_number(0, false));
   it->excludes(du);
   cmd->add_option("--rtf", args->rtf,
                   "Real-time factor (0 = as fast as possible); default: the world's <physics>")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--paused", args->paused, "Start paused (resume through world control)");
-  cmd->add_option("--seed", args->seed, "World seed for every noise stream (default 0)");
+      ->check(finite_number(0, true));
+  auto* paused =
+      cmd->add_flag("--paused", args->paused, "Start paused (resume through world control)");
+  cmd->add_option("--seed", args->seed, "World seed for every noise stream (default 0)")
+      ->check(unsigned_integer());
   cmd->add_flag("--quiet", args->quiet, "No status line and no summary");
   cmd->add_flag("--strict", args->strict, "Treat warnings (e.g. unresolved plugins) as errors");
   auto* csv = cmd->add_option("--truth-csv", args->truth_csv,
-                              "Write ground truth (pose, velocities of every model) to FILE");
+                              "Write ground truth (pose, velocities of every model) to FILE")
+                  ->check(output_file());
   cmd->add_option("--truth-rate", args->truth_rate,
                   "Ground-truth samples per second of sim time (default: every step)")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_number(0, false))
       ->needs(csv);
   cmd->add_option("--px4", args->px4,
                   "Fly MODEL with PX4 SITL (TCP 127.0.0.1:4560+INSTANCE, lockstep); repeatable")
@@ -174,6 +178,8 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
       ->type_name("MODEL[:INSTANCE]");
   auto* nt = cmd->add_flag("--no-transport", args->no_transport,
                            "Run without topics and services (no transport node at all)");
+  // Only world control (a transport service) can resume a paused world.
+  paused->excludes(nt);
   cmd->add_option("--transport-ip", args->transport_ip,
                   "Address transport binds to and announces (sets IGN_IP); default: IGN_IP if "
                   "set, else 127.0.0.1 so nothing leaves the machine")

@@ -61,13 +61,13 @@ std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
        {std::tuple{&s.px4, sitl::Autopilot::kPx4, "--px4"},
         std::tuple{&s.ardupilot, sitl::Autopilot::kArduPilot, "--ardupilot"}}) {
     for (const std::string& text : *specs) {
-      sitl::AttachSpec spec;
+      // A flag the world cannot take (an unknown or static model, twice, a second autopilot)
+      // is a usage error.
       try {
-        spec = sitl::parse_attach_spec(text, flag);
-      } catch (const Error& e) {
+        sitl::attach_bridge(*runner, autopilot, sitl::parse_attach_spec(text, flag));
+      } catch (const sitl::AttachError& e) {
         throw UsageError(e.what());
       }
-      sitl::attach_bridge(*runner, autopilot, spec);
     }
   }
   runner->configure();

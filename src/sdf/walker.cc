@@ -1,5 +1,7 @@
 #include "walker.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "kestrel/components/model.h"
@@ -320,6 +322,23 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
     sc.longitude_deg = s->LongitudeReference().Degree();
     sc.elevation = s->ElevationReference();
     sc.heading_deg = s->HeadingOffset().Degree();
+    // GNSS, the magnetic model and the autopilots' home position all start here.
+    const auto we = w.Element();
+    const auto se = we && we->HasElement("spherical_coordinates")
+                        ? we->GetElement("spherical_coordinates")
+                        : we;
+    const auto check = [&](const char* tag, double v, double limit) {
+      if (std::isfinite(v) && std::abs(v) <= limit) return;
+      const auto child = se && se->HasElement(tag) ? se->GetElement(tag) : se;
+      error(loc(child), world,
+            fmt::format("<spherical_coordinates><{}> must be within ±{} degrees; found {}", tag,
+                        limit, v));
+    };
+    check("latitude_deg", sc.latitude_deg, 90);
+    check("longitude_deg", sc.longitude_deg, 180);
+    if (!std::isfinite(sc.elevation)) {
+      error(loc(se), world, "<spherical_coordinates><elevation> must be finite");
+    }
     reg_.set<c::SphericalCoordinates>(world, sc);
   }
   if (const auto* s = w.Scene()) {

@@ -4,6 +4,8 @@
 
 #include "kestrel/sdf/world_loader.h"
 
+#include <console_bridge/console.h>
+
 #include <cctype>
 #include <mutex>
 #include <optional>
@@ -75,7 +77,24 @@ std::string strip_ansi(const std::string& s) {
   return std::regex_replace(s, kAnsi, "");
 }
 
+// The path handed to libsdformat: absolute, because it looks a relative name up in its own
+// share folder first, so a "world.sdf" or "model.sdf" in the working directory would be taken
+// for its specification file of that name. Messages show the name the user gave (Sources).
+std::string sdformat_path(const fs::path& file) {
+  std::error_code ec;
+  const fs::path p = fs::absolute(file, ec);
+  return ec ? file.string() : p.string();
+}
+
 ::sdf::ParserConfig parser_config(const detail::Sources& sources, const fs::path& base_dir) {
+  // A file libsdformat cannot read as SDF is retried as URDF, whose parser then prints
+  // "Could not find the 'robot' element" to stderr: noise beside the real SDF error Kestrel
+  // reports. Kestrel never loads URDF through libsdformat, so that logger is turned off.
+  static const bool urdf_quiet = [] {
+    console_bridge::setLogLevel(console_bridge::CONSOLE_BRIDGE_LOG_NONE);
+    return true;
+  }();
+  (void)urdf_quiet;
   ::sdf::ParserConfig cfg;
   cfg.SetUnrecognizedElementsPolicy(::sdf::EnforcementPolicy::ERR);
   for (const auto& dir : sources.search()) cfg.AddURIPath("model://", dir.string());
@@ -169,7 +188,7 @@ void sdformat_errors(const ::sdf::Errors& errors, const detail::Sources& src,
 // Errors that mean the document could not be understood at all (bad values, unreadable
 // elements): the reason libsdformat printed to its console is the useful part.
 void throw_if_unusable(const ::sdf::Errors& errors, const std::string& file,
-                       const std::string& console) {
+                       const std::string& console, const detail::Sources& sources) {
   bool fatal = false;
   for (const auto& e : errors) {
     const auto c = e.Code();
@@ -181,19 +200,29 @@ void throw_if_unusable(const ::sdf::Errors& errors, const std::string& file,
   std::string why;
   for (const auto& e : errors) {
     if (e.LineNumber() && where == file) {
-      where = (e.FilePath() ? *e.FilePath() : file) + ":" + std::to_string(*e.LineNumber());
+      where = sources.display(e.FilePath() ? *e.FilePath() : file) + ":" +
+              std::to_string(*e.LineNumber());
     }
   }
+  // Its URDF retry and the text it was given (a whole world) say nothing about the error.
+  auto add = [&why](std::string m) {
+    if (m.find("parseURDF") != std::string::npos ||
+        m.find("deprecated model file") != std::string::npos) {
+      return;
+    }
+    if (const auto at = m.find("Unable to read SDF string"); at != std::string::npos) {
+      m = m.substr(0, at) + "Unable to read SDF string";
+    }
+    why += (why.empty() ? "" : "; ") + m;
+  };
   static const std::regex kPrefix(R"(^\s*Error \[[^\]]*\]\s*(Unknown error\. )?)");
   std::istringstream in(strip_ansi(console));
   std::string line;
   while (std::getline(in, line)) {
-    if (line.find("Error") == std::string::npos) continue;
-    why += (why.empty() ? "" : "; ") + std::regex_replace(line, kPrefix, "");
+    if (line.find("Error") != std::string::npos) add(std::regex_replace(line, kPrefix, ""));
   }
   for (const auto& e : errors) {
-    if (e.Code() == ::sdf::ErrorCode::FILE_READ) continue;
-    why += (why.empty() ? "" : "; ") + e.Message();
+    if (e.Code() != ::sdf::ErrorCode::FILE_READ) add(e.Message());
   }
   throw UnreadableWorld(where,
                         "cannot parse SDF: " + (why.empty() ? errors.front().Message() : why));
@@ -351,10 +380,10 @@ std::unique_ptr<::sdf::Root> parse_model_file(const fs::path& file, const detail
   auto root = std::make_unique<::sdf::Root>();
   {
     ConsoleCapture capture;
-    errors = root->Load(file.string(), parser_config(sources, detail::directory_of(file)));
+    errors = root->Load(sdformat_path(file), parser_config(sources, detail::directory_of(file)));
     console = capture.text();
   }
-  throw_if_unusable(errors, file.string(), console);
+  throw_if_unusable(errors, file.string(), console, sources);
   if (!root->Model()) {
     throw UnreadableWorld(file.string(), "expected an SDF file with one <model>");
   }
@@ -424,11 +453,11 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
     const auto cfg = parser_config(sources, base_dir);
     // With instances, libsdformat reads the blanked text: its elements then carry no file
     // name, which the walker and the findings take as the world file.
-    errors = from_file && instances.empty() ? root.Load(text_or_path, cfg)
+    errors = from_file && instances.empty() ? root.Load(sdformat_path(text_or_path), cfg)
                                             : root.LoadSdfString(text, cfg);
     console = capture.text();
   }
-  throw_if_unusable(errors, d.file, console);
+  throw_if_unusable(errors, d.file, console, sources);
   if (root.WorldCount() == 0) {
     std::string why =
         root.Model() ? "it describes a model, not a world" : "no <world> element found";
@@ -513,8 +542,8 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
       std::lock_guard lock(sdformat_mutex());
       ConsoleCapture capture;
       const auto errors =
-          p->root.Load(file.string(), parser_config(*p->sources, detail::directory_of(file)));
-      throw_if_unusable(errors, file.string(), capture.text());
+          p->root.Load(sdformat_path(file), parser_config(*p->sources, detail::directory_of(file)));
+      throw_if_unusable(errors, file.string(), capture.text(), *p->sources);
     }
     if (!p->root.Model()) {
       throw UnreadableWorld(file.string(), "expected an SDF file with one <model>");

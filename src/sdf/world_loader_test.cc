@@ -16,6 +16,7 @@ namespace c = components;
 namespace fs = std::filesystem;
 using ignition::math::Pose3d;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Loaded {
   ecs::Registry reg;
@@ -70,6 +71,18 @@ TEST(WorldLoader, WorldDataAndPhysics) {
   EXPECT_DOUBLE_EQ(l->reg.get<c::SphericalCoordinates>(l->world).elevation, 400);
   EXPECT_EQ(l->reg.get<c::MagneticField>(l->world).value,
             ignition::math::Vector3d(1e-6, 2e-6, 3e-6));
+}
+
+// A latitude beyond the pole (a swapped latitude/longitude, a typo) is an error at its line.
+TEST(WorldLoader, SphericalCoordinatesOutOfRangeAreErrors) {
+  auto l = load(world(R"(
+    <spherical_coordinates><latitude_deg>147.4</latitude_deg>
+      <longitude_deg>-181</longitude_deg></spherical_coordinates>)"));
+  const std::string m = messages(l->d);
+  EXPECT_EQ(l->d.findings.count(Severity::kError), 2u) << m;
+  EXPECT_THAT(m, HasSubstr(":2: [w] <spherical_coordinates><latitude_deg> must be within ±90 "
+                           "degrees; found 147.4"));
+  EXPECT_THAT(m, HasSubstr(":3: [w] <spherical_coordinates><longitude_deg> must be within ±180"));
 }
 
 // Nested models and relative_to frames: world poses are the exact composition.
@@ -352,8 +365,9 @@ TEST_F(IncludeTest, MeshUrisResolveLikeIncludesAndMissingOnesAreReported) {
   EXPECT_THAT(m, HasSubstr("w.sdf:"));
 }
 
-// `kestrel run w.sdf` in the world's own folder: a bare file name has no parent path, and
-// paths relative to it (includes, instanced or not, and meshes) still resolve from ".".
+// `kestrel run world.sdf` in the world's own folder: a bare file name has no parent path, and
+// paths relative to it (includes, instanced or not, and meshes) still resolve from ".". The
+// world's name is one of libsdformat's own specification files, which it would take instead.
 TEST_F(IncludeTest, RelativePathsResolveForAWorldGivenByABareFileName) {
   write(dir_ / "part.sdf",
         std::string("<?xml version='1.0'?><sdf version='1.9'><model name='part'><link name='l'>") +
@@ -361,26 +375,63 @@ TEST_F(IncludeTest, RelativePathsResolveForAWorldGivenByABareFileName) {
             "<collision name='c'><geometry><mesh><uri>rock.obj</uri></mesh></geometry>"
             "</collision></link></model></sdf>");
   write(dir_ / "rock.obj", "v 0 0 0\n");
-  write(dir_ / "w.sdf", world(R"(
+  write(dir_ / "world.sdf", world(R"(
     <model name='ground'><static>true</static><link name='l'/></model>
     <include><uri>part.sdf</uri><name>a</name></include>
     <include><uri>part.sdf</uri><name>b</name></include>
     <include><uri>part.sdf</uri><name>c</name><pose relative_to='ground'>0 1 0 0 0 0</pose></include>)"));
-  const fs::path cwd = fs::current_path();
-  fs::current_path(dir_);
-  ecs::Registry reg;
-  const auto w = reg.create();
-  WorldDescription d;
-  EXPECT_NO_THROW(d = load_world_file("w.sdf", reg, w));
-  fs::current_path(cwd);
-  EXPECT_EQ(messages(d), "");
-  EXPECT_EQ(d.instanced, 2u);  // a and b; c needs libsdformat's frame graph
-  for (const char* m : {"w::a::l::c", "w::b::l::c", "w::c::l::c"}) {
-    const auto e = reg.find_scoped(m);
-    ASSERT_NE(e, ecs::kNullEntity) << m;
+  auto load_here = [&](ecs::Registry& reg) {
+    const fs::path cwd = fs::current_path();
+    fs::current_path(dir_);
+    WorldDescription d;
+    EXPECT_NO_THROW(d = load_world_file("world.sdf", reg, reg.create()));
+    fs::current_path(cwd);
+    EXPECT_EQ(messages(d), "");
+    return d;
+  };
+  auto expect_mesh = [&](const ecs::Registry& reg, const char* name) {
+    const auto e = reg.find_scoped(name);
+    ASSERT_NE(e, ecs::kNullEntity) << name;
     EXPECT_EQ(std::get<c::MeshShape>(reg.get<c::Geometry>(e).shape).path,
               fs::canonical(dir_ / "rock.obj").string())
-        << m;
+        << name;
+  };
+  {
+    ecs::Registry reg;
+    EXPECT_EQ(load_here(reg).instanced, 2u);  // a and b; c needs libsdformat's frame graph
+    for (const char* m : {"w::a::l::c", "w::b::l::c", "w::c::l::c"}) expect_mesh(reg, m);
+  }
+  // Without instanced includes libsdformat reads the world file itself.
+  write(dir_ / "world.sdf", world(R"(
+    <model name='ground'><static>true</static><link name='l'/></model>
+    <include><uri>part.sdf</uri><name>c</name><pose relative_to='ground'>0 1 0 0 0 0</pose></include>)"));
+  ecs::Registry reg;
+  EXPECT_EQ(load_here(reg).instanced, 0u);
+  expect_mesh(reg, "w::c::l::c");
+}
+
+// A value of the wrong type is reported once, at the world file's line: not as libsdformat's
+// "<data-string>" with the whole (instanced) world text, nor with its URDF retry's noise.
+TEST_F(IncludeTest, UnparsableValueNamesTheWorldFileAndLineOnly) {
+  for (const bool with_include : {false, true}) {
+    write(dir_ / "w.sdf", world(std::string("\n    <gravity>0 0 abc</gravity>") +
+                                (with_include ? "<include><uri>model://box</uri></include>" : "")));
+    ecs::Registry reg;
+    testing::internal::CaptureStderr();
+    std::string what;
+    try {
+      load(reg);
+    } catch (const UnreadableWorld& e) {
+      what = e.what();
+    }
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_THAT(what, HasSubstr((dir_ / "w.sdf").string() + ":2: cannot parse SDF: "))
+        << with_include;
+    EXPECT_THAT(what, HasSubstr("[0 0 abc ] for key[gravity]"));
+    EXPECT_THAT(what, Not(HasSubstr("<data-string>")));
+    EXPECT_THAT(what, Not(HasSubstr("<world name=")));  // the text libsdformat was given
+    EXPECT_THAT(what, Not(HasSubstr("URDF")));
+    EXPECT_EQ(err, "");  // nothing printed behind Kestrel's back
   }
 }
 

@@ -13,7 +13,9 @@ namespace kestrel::systems {
 
 struct SwarmOptions {
   int count = 10;        ///< number of vehicles (1..100000)
-  double spacing = 4.0;  ///< grid spacing of the take-off positions [m]
+  /// A third of the take-off grid's pitch [m]: neighbouring vehicles take off 3 × spacing apart
+  /// (12 m by default; each flight pattern stays within about 10 m of its take-off point's cell).
+  double spacing = 4.0;
   bool sensors = false;  ///< give each vehicle IMU, magnetometer, barometer and GNSS
   double wind = 0.0;     ///< wind speed from the west (+x) [m/s]
   /// Simulate each vehicle in its own physics island (`<kestrel:physics_islands/>`): vehicles
