@@ -110,6 +110,31 @@ void print_summary(const CheckReport& r, std::ostream& os) {
   for (const auto& u : r.description.unsupported) os << "  " << u << "\n";
 }
 
+// A world that could not be read (exit 2): its one error, also as JSON for --json readers.
+int unreadable(const CheckOptions& options, const std::string& where, std::string message,
+               std::ostream& out, std::ostream& err) {
+  std::string file = where.empty() ? options.world.string() : where;
+  int line = 0;
+  if (message.starts_with(where + ": ")) message = message.substr(where.size() + 2);
+  if (const auto colon = file.rfind(':');
+      colon != std::string::npos && colon + 1 < file.size() &&
+      file.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+    line = std::stoi(file.substr(colon + 1));
+    file.resize(colon);
+  }
+  err << "error: " << file << (line ? ":" + std::to_string(line) : "") << ": " << message << "\n";
+  if (options.json) {
+    auto arr = nlohmann::json::array();
+    arr.push_back({{"severity", "error"},
+                   {"file", file},
+                   {"line", line},
+                   {"entity", ""},
+                   {"message", message}});
+    out << arr.dump(2) << "\n";
+  }
+  return 2;
+}
+
 }  // namespace
 
 int run_check_command(const CheckOptions& options, std::ostream& out, std::ostream& err) {
@@ -117,12 +142,11 @@ int run_check_command(const CheckOptions& options, std::ostream& out, std::ostre
   try {
     r = check_world(options);
   } catch (const UnreadableWorld& e) {
-    err << "error: " << e.what() << "\n";
-    return 2;
+    return unreadable(options, e.where(), e.what(), out, err);
   } catch (const std::exception& e) {
     // Anything else escaping the loader is still a world we could not read: never crash.
-    err << "error: " << options.world.string() << ": cannot load: " << e.what() << "\n";
-    return 2;
+    return unreadable(options, options.world.string(), std::string("cannot load: ") + e.what(), out,
+                      err);
   }
   if (options.json) {
     auto arr = nlohmann::json::array();

@@ -110,6 +110,24 @@ TEST_F(CheckTest, JsonIsOneArrayOnStdout) {
   EXPECT_THAT(err_.str(), HasSubstr("summary:"));
 }
 
+// A world that cannot be read at all is still one JSON error for a --json reader (exit 2).
+TEST_F(CheckTest, JsonReportsAnUnreadableWorld) {
+  std::string bad = kGood;
+  bad.replace(bad.find("<mass>1</mass>"), 14, "<mass>abc</mass>");
+  const auto file = write("abc.sdf", bad);
+  EXPECT_EQ(run(file, false, /*json=*/true), 2);
+  const auto j = nlohmann::json::parse(out_.str());
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 1u) << j.dump();
+  EXPECT_EQ(j[0]["severity"], "error");
+  EXPECT_EQ(j[0]["file"], file.string());
+  EXPECT_EQ(j[0]["line"], 8);
+  EXPECT_THAT(j[0]["message"].get<std::string>(), HasSubstr("[abc ] for key[mass]"));
+  EXPECT_THAT(err_.str(), HasSubstr("error: " + file.string() + ":8: cannot parse SDF"));
+  EXPECT_EQ(run(dir_ / "missing.sdf", false, /*json=*/true), 2);
+  EXPECT_EQ(nlohmann::json::parse(out_.str())[0]["line"], 0);
+}
+
 // Unusable input: a clear one-line error and exit 2, never a crash.
 TEST_F(CheckTest, UnusableInputExitsTwo) {
   struct Case {
