@@ -52,7 +52,10 @@ class TruthCsv final : public System,
       while (next_ <= t) next_ += period_;
     }
     if (models_dirty_ || structure_changed(r)) collect(r);
-    const double ts = to_seconds(t);
+    // Exact decimal seconds from the integer nanoseconds ("0.03", not "0.030000000000000002").
+    std::string ts = fmt::format("{}.{:09d}", t.count() / 1'000'000'000, t.count() % 1'000'000'000);
+    ts.erase(ts.find_last_not_of('0') + 1);
+    if (ts.back() == '.') ts.pop_back();
     for (const Row& row : rows_) {
       const auto* wp = r.try_get<c::WorldPose>(row.model);
       const auto* lp = r.try_get<c::WorldPose>(row.link);

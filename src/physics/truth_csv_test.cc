@@ -38,6 +38,11 @@ TEST(TruthCsv, OneRowPerMovingModelPerSample) {
             "rotor_4,rotor_5,rotor_6,rotor_7");
   EXPECT_THAT(lines[10], ::testing::EndsWith(",,,,,,,,"));  // no rotors: 8 empty cells
   EXPECT_THAT(lines[1], ::testing::StartsWith("0.01,box,1,2,"));
+  // Times are exact decimals of the integer clock (0.03, not 0.030000000000000002).
+  for (int k = 1; k <= 9; ++k) {
+    EXPECT_THAT(lines[k], ::testing::StartsWith("0.0" + std::to_string(k) + ",box,")) << k;
+  }
+  EXPECT_THAT(lines[10], ::testing::StartsWith("0.1,box,"));
   std::stringstream ss(lines[10]);
   std::vector<double> v;
   for (std::string cell; std::getline(ss, cell, ',') && v.size() < 15;) {
