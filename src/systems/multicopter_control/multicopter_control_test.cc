@@ -228,6 +228,22 @@ TEST(MulticopterMission, UnknownItemAttributesAreErrorsListingTheAcceptedOnes) {
             "(no error)");
 }
 
+TEST(MulticopterVelocityControl, ParametersTakeNoAttributes) {
+  QuadOptions o;
+  o.velocity_control = true;
+  std::string sdf = testing::quad_world(o);
+  const std::string from = "<velocityGain>";
+  sdf.replace(sdf.find(from), from.size(), "<velocityGain unit=\"N/(m/s)\">");
+  try {
+    LoadedWorld w(sdf);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("MulticopterVelocityControl: <velocityGain> has unknown "
+                                    "attribute 'unit' (accepted: none; parameters take no "
+                                    "attributes)"));
+  }
+}
+
 TEST(MulticopterMission, TwoMissionsOrTwoControllersOnOneModelAreErrorsNamingBoth) {
   QuadOptions o;
   o.z = 0.06;
