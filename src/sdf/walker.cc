@@ -627,7 +627,14 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
 
 void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM) {
   const auto el = j.Element();
-  const Pose3d X_MJ = resolve(j.SemanticPose(), "__model__", el, "joint '" + j.Name() + "'");
+  // A parent or child link that does not exist is reported below, by name; the joint's frame
+  // and axes, which hang off those links, then cannot resolve and are not reported again.
+  std::string scratch;
+  const bool links_exist = j.ResolveChildLink(scratch).empty() &&
+                           (j.ParentLinkName() == "world" || j.ResolveParentLink(scratch).empty());
+  const Pose3d X_MJ = links_exist
+                          ? resolve(j.SemanticPose(), "__model__", el, "joint '" + j.Name() + "'")
+                          : j.RawPose();
   const ecs::Entity e = create(model, j.Name(), el, X_MJ, X_WM);
   ++d_.counts.joints;
   reg_.add<c::Joint>(e);
@@ -676,7 +683,9 @@ void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM)
     if (!a) continue;
     Vector3d xyz = a->Xyz();
     const auto errs = a->ResolveXyz(xyz, j.Name());
-    if (!errs.empty()) error(loc(el), e, "cannot resolve joint axis: " + errs.front().Message());
+    if (!errs.empty() && links_exist) {
+      error(loc(el), e, "cannot resolve joint axis: " + errs.front().Message());
+    }
     if (k == 0) {
       data.axis = axis_data(*a, xyz.Normalized());
     } else {

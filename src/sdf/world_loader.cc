@@ -6,6 +6,7 @@
 
 #include <console_bridge/console.h>
 
+#include <algorithm>
 #include <cctype>
 #include <mutex>
 #include <optional>
@@ -138,6 +139,12 @@ void sdformat_errors(const ::sdf::Errors& errors, const detail::Sources& src,
                      const detail::Walker& walker, WorldDescription& d) {
   using ::sdf::ErrorCode;
   static const std::regex kUnknown(R"(XML Element\[([^\]]+)\], child of element\[([^\]]+)\])");
+  // A joint naming a link that does not exist (the walker names both) leaves libsdformat's
+  // frame graphs incomplete: their errors are consequences, in graph terms, and not repeated.
+  const bool link_missing = std::any_of(errors.begin(), errors.end(), [](const auto& e) {
+    return e.Code() == ErrorCode::JOINT_CHILD_LINK_INVALID ||
+           e.Code() == ErrorCode::JOINT_PARENT_LINK_INVALID;
+  });
   for (const auto& e : errors) {
     const std::string msg = e.Message();
     const std::string file = e.FilePath() ? src.display(*e.FilePath()) : d.file;
@@ -172,6 +179,12 @@ void sdformat_errors(const ::sdf::Errors& errors, const detail::Sources& src,
       case ErrorCode::URI_INVALID:
       case ErrorCode::FILE_READ:
         if (!src.unresolved_uris().empty()) continue;
+        break;
+      case ErrorCode::FRAME_ATTACHED_TO_INVALID:
+      case ErrorCode::FRAME_ATTACHED_TO_GRAPH_ERROR:
+      case ErrorCode::POSE_RELATIVE_TO_INVALID:
+      case ErrorCode::POSE_RELATIVE_TO_GRAPH_ERROR:
+        if (link_missing) continue;
         break;
       case ErrorCode::JOINT_CHILD_LINK_INVALID:
       case ErrorCode::JOINT_PARENT_LINK_INVALID:

@@ -172,9 +172,13 @@ TEST(WorldLoader, StaticModelsNeedNoInertial) {
 
 TEST(WorldLoader, JointToMissingLinkIsAnError) {
   auto l = load(world(std::string("<model name='m'><link name='a'>") + kInertial +
-                      "</link><joint name='j' type='fixed'><parent>a</parent><child>b</child>"
-                      "</joint></model>"));
-  EXPECT_THAT(messages(l->d), HasSubstr("child link 'b' does not exist in model 'm'"));
+                      "</link><joint name='j' type='revolute'><parent>a</parent><child>b</child>"
+                      "<axis><xyz>0 0 1</xyz></axis></joint></model>"));
+  const std::string m = messages(l->d);
+  EXPECT_THAT(m, HasSubstr("child link 'b' does not exist in model 'm'"));
+  // One error, by name: not libsdformat's frame-graph consequences (unresolvable joint pose
+  // and axis, "PoseRelativeToGraph ... vertex with id", eight more in a real model).
+  EXPECT_EQ(l->d.findings.count(Severity::kError), 1u) << m;
 }
 
 TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {
