@@ -160,20 +160,21 @@ void check_motor_against_controller(const ModelPlugins& plugins, std::string_vie
                                     const std::string& motor_where) {
   const auto& joints = plugins.commanded_joints;
   if (joints.empty()) return;
-  const std::string source =
-      "MulticopterVelocityControl (" + plugins.commander_where + ") sends from its <rotorConfiguration>";
+  const std::string source = "MulticopterVelocityControl (" + plugins.commander_where +
+                             ") sends from its <rotorConfiguration>";
   if (actuator >= joints.size()) {
     throw actuator_out_of_range(motor_where, model, static_cast<int>(actuator), joints.size(),
                                 source);
   }
   if (joints[actuator] != motor_joint) {
-    throw Error(motor_where,
-                fmt::format("MulticopterMotorModel of model '{}': <actuator_number> {} drives joint "
-                            "'{}', but rotor {} of MulticopterVelocityControl ({}) is joint '{}': "
-                            "the controller would command this rotor as if it were there (list "
-                            "the <rotor> elements in actuator_number order)",
-                            model, actuator, motor_joint, actuator, plugins.commander_where,
-                            joints[actuator]));
+    throw Error(
+        motor_where,
+        fmt::format("MulticopterMotorModel of model '{}': <actuator_number> {} drives joint "
+                    "'{}', but rotor {} of MulticopterVelocityControl ({}) is joint '{}': "
+                    "the controller would command this rotor as if it were there (list "
+                    "the <rotor> elements in actuator_number order)",
+                    model, actuator, motor_joint, actuator, plugins.commander_where,
+                    joints[actuator]));
   }
 }
 

@@ -58,6 +58,16 @@ struct Hover {
   ecs::Entity model, base;
 };
 
+// The error building a Hover with these extras gives, or "(no error)".
+std::string hover_error(const std::string& world_extra, const std::string& model_extra = "") {
+  try {
+    Hover h(world_extra, model_extra);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 TEST(FaultInjection, MotorFailureInHoverLosesAltitudeAndIsLogged) {
   Hover h(faults(R"(<fault time="3" type="rotor" model="quad" rotor="1" efficiency="0"/>)"));
   h.w->step(3000);
@@ -103,14 +113,7 @@ TEST(FaultInjection, GustAndDurationAreAppliedAndReverted) {
 }
 
 TEST(FaultInjection, BadFaultsAreErrors) {
-  auto error = [](const std::string& f) {
-    try {
-      Hover h(faults(f));
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  auto error = [](const std::string& f) { return hover_error(faults(f)); };
   EXPECT_THAT(error(R"(<fault time="1" type="meteor"/>)"), HasSubstr("type 'meteor' is unknown"));
   EXPECT_THAT(error(R"(<fault time="1" type="rotor" model="ghost" rotor="0" efficiency="0"/>)"),
               HasSubstr("model 'ghost' is not a model of the world"));
@@ -129,14 +132,7 @@ long line_of(const std::string& text, const std::string& marker) {
 }
 
 TEST(FaultInjection, UnknownAttributesAreErrorsListingTheAcceptedOnes) {
-  auto error = [](const std::string& f) {
-    try {
-      Hover h(faults(f));
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  auto error = [](const std::string& f) { return hover_error(faults(f)); };
   // A misspelt duration made the fault permanent.
   EXPECT_THAT(
       error(R"(<fault time="1" type="rotor" model="quad" rotor="1" efficiency="0" duraton="3"/>)"),
@@ -319,14 +315,7 @@ TEST(LinearBattery, RechargeStopsAtCapacity) {
 }
 
 TEST(LinearBattery, UnsupportedOrAmbiguousOptionsAreErrors) {
-  auto error = [](const std::string& extra) {
-    try {
-      Hover h("", battery(extra));
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  auto error = [](const std::string& extra) { return hover_error("", battery(extra)); };
   EXPECT_EQ(error("<fix_issue_225>true</fix_issue_225>"), "(no error)");
   EXPECT_THAT(error("<fix_issue_225>false</fix_issue_225>"), HasSubstr("wrong drain rate"));
   EXPECT_THAT(error("<soc_threshold>0.5</soc_threshold>"),
@@ -341,14 +330,7 @@ TEST(LinearBattery, UnsupportedOrAmbiguousOptionsAreErrors) {
 }
 
 TEST(LinearBattery, TwoBatteriesOfOneNameOnOneModelAreAnErrorNamingBoth) {
-  auto error = [](const std::string& model_extra) {
-    try {
-      Hover h("", model_extra);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  auto error = [](const std::string& model_extra) { return hover_error("", model_extra); };
   // Energy was drained twice, silently.
   EXPECT_THAT(error(std::string(kBattery) + kBattery),
               ::testing::MatchesRegex(

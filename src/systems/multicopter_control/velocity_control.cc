@@ -295,7 +295,7 @@ class MulticopterVelocityControl final : public System,
   double mass_ = 0;
   Matrix3d inertia_ = Matrix3d::Zero;
   std::vector<Rotor> rotors_;
-  std::vector<std::string> rotor_joints_;  // joint name of each rotor (rotorConfiguration order)
+  std::vector<std::string> rotor_joints_;    // joint name of each rotor (rotorConfiguration order)
   std::vector<std::array<double, 4>> pinv_;  // n × 4
   std::uint64_t seed_ = 0;                   // from the world's initial seed
   sim::EventBus::Subscription reseed_;

@@ -174,14 +174,7 @@ TEST(MulticopterMotorModel, FailedRotorSpinsDownAndEmptyBatteryCutsThrust) {
 
 // ---- parameter errors ------------------------------------------------------------------------
 
-std::string error_of(const std::string& sdf) {
-  try {
-    LoadedWorld w(sdf);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::string& sdf) { return testing::load_error(sdf); }
 
 std::string quad_without(const std::string& param) {
   QuadOptions o;

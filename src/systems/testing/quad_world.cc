@@ -165,4 +165,13 @@ void LoadedWorld::step(int n) {
 
 double LoadedWorld::t() const { return to_seconds(runner->info().sim_time); }
 
+std::string load_error(const std::string& sdf) {
+  try {
+    LoadedWorld w(sdf);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 }  // namespace kestrel::systems::testing

@@ -53,6 +53,9 @@ struct LoadedWorld {
   sdf::WorldSetup setup;
 };
 
+/// The Error message loading (and configuring) `sdf` gives, or "(no error)".
+std::string load_error(const std::string& sdf);
+
 /// Writes `text` to a fresh temporary file and returns its path.
 std::filesystem::path write_temp(const std::string& text, const std::string& ext = ".sdf");
 
