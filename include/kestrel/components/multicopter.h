@@ -31,9 +31,11 @@ namespace kestrel::components {
 // ---- rotors (on the model entity) ---------------------------------------------------------------
 
 /// Commanded rotor speeds [rad/s], indexed by actuator_number (ignition::msgs::Actuators
-/// `velocity`). Entries beyond the vector's size mean "no command" (0 rad/s). The motor model
-/// clamps each to [0, maxRotVelocity] (the spin direction comes from its `turningDirection`);
-/// a NaN or infinite command is an error naming the model.
+/// `velocity`). Empty means "no command yet" (every rotor 0 rad/s); once non-empty it must cover
+/// every motor of the model: a motor whose actuator_number is beyond it is an error naming the
+/// motor's <plugin> FILE:LINE (as Gazebo's out-of-range error, but stopping the run). The motor
+/// model clamps each to [0, maxRotVelocity] (the spin direction comes from its
+/// `turningDirection`); a NaN or infinite command is an error naming the model.
 struct ActuatorCommands {
   std::vector<double> velocity;  ///< [rad/s] by actuator_number
   Duration stamp{0};             ///< sim time the command was written [ns]
