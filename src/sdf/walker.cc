@@ -682,6 +682,14 @@ void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM)
     const auto* a = j.Axis(k);
     if (!a) continue;
     Vector3d xyz = a->Xyz();
+    const auto ae = a->Element();
+    const auto xyz_el = ae && ae->HasElement("xyz") ? ae->GetElement("xyz") : ae;
+    if (xyz_el && xyz_el->GetValue() && xyz_el->Get<Vector3d>() == Vector3d::Zero) {
+      error(loc(xyz_el), e,
+            "joint '" + j.Name() + "': <" + (k == 0 ? "axis" : "axis2") +
+                "><xyz> is 0 0 0; expected a non-zero direction");
+      continue;
+    }
     const auto errs = a->ResolveXyz(xyz, j.Name());
     if (!errs.empty() && links_exist) {
       error(loc(el), e, "cannot resolve joint axis: " + errs.front().Message());

@@ -181,6 +181,19 @@ TEST(WorldLoader, JointToMissingLinkIsAnError) {
   EXPECT_EQ(l->d.findings.count(Severity::kError), 1u) << m;
 }
 
+// A zero joint axis is an error at the <xyz> line, naming the joint (libsdformat's own message
+// has neither).
+TEST(WorldLoader, ZeroJointAxisIsAnErrorAtItsLine) {
+  auto l = load(world(std::string("<model name='m'><link name='a'>") + kInertial +
+                      "</link><link name='b'>" + kInertial +
+                      "</link><joint name='j' type='revolute'><parent>a</parent><child>b</child>"
+                      "\n<axis>\n<xyz>0 0 0</xyz></axis></joint></model>"));
+  const std::string m = messages(l->d);
+  EXPECT_EQ(l->d.findings.count(Severity::kError), 1u) << m;
+  EXPECT_THAT(m, HasSubstr(":5: [w::m::j] joint 'j': <axis><xyz> is 0 0 0; expected a non-zero "
+                           "direction"));
+}
+
 TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {
   auto l = load(world(std::string(R"(<model name='m'><link name='a'>)") + kInertial +
                       R"(<velocity_decay/><sensor name='s' type='logical_camera'/></link>
