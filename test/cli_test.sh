@@ -67,6 +67,9 @@ expect 2 "export onto the world" "$kestrel" export-mjcf "$tmp/w.sdf" -o "$tmp/w.
 cmp -s "$tmp/w.sdf" "$src/worlds/demo.sdf" || { echo "FAIL: the world file was changed"; fails=$((fails+1)); }
 expect 2 "export to a directory" "$kestrel" export-mjcf "$tmp/w.sdf" -o "$tmp"
 expect 2 "make-swarm nan wind" "$kestrel" make-swarm 2 --wind nan -o "$tmp/s.sdf"
+mkdir -p "$tmp/adir"
+expect 2 "make-swarm to a directory" "$kestrel" make-swarm 2 -o "$tmp/adir"
+[ ! -e "$tmp/adir.vehicle.sdf" ] || { echo "FAIL: make-swarm left a vehicle file"; fails=$((fails+1)); }
 
 # An autopilot flag the world cannot take is a usage error, before anything listens.
 expect 2 "px4 on a static model" "$kestrel" run "$src/worlds/x3_mission.sdf" --no-transport \

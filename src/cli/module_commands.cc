@@ -79,7 +79,8 @@ void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
                               "includes): give a file name, not '-'"
                             : "";
           },
-          "FILE");
+          "FILE")
+      ->check(output_file());
   cmd->add_option("--spacing", o->spacing,
                   "A third of the distance between neighbouring take-off points [m] (default 4: "
                   "vehicles take off 12 m apart, each flying within its own cell)")
