@@ -58,7 +58,7 @@ class ArduPilotBridge final : public System,
     who_ = fmt::format("ArduPilot bridge (model '{}', instance {})", reg.scoped_name(entity),
                        instance_);
     address_ = cfg.get_or<std::string>("address", "127.0.0.1");
-    port_ = cfg.get_or<int>("port", 9002 + 10 * static_cast<int>(instance_));
+    port_ = cfg.get_or<int>("port", default_port(Autopilot::kArduPilot, instance_));
     const double timeout = cfg.get_or<double>("lockstep_timeout", 1.0);
     pwm_min_ = cfg.get_or<double>("pwm_min", 1000.0);
     pwm_max_ = cfg.get_or<double>("pwm_max", 2000.0);

@@ -81,7 +81,7 @@ class Px4Bridge final : public System,
     instance_ = cfg.get_or<unsigned>("instance", 0u);
     who_ = fmt::format("PX4 bridge (model '{}', instance {})", reg.scoped_name(entity), instance_);
     address_ = cfg.get_or<std::string>("address", "127.0.0.1");
-    port_ = cfg.get_or<int>("port", 4560 + static_cast<int>(instance_));
+    port_ = cfg.get_or<int>("port", default_port(Autopilot::kPx4, instance_));
     const double sensor_rate = cfg.get_or<double>("sensor_rate", 250.0);
     const double gps_rate = cfg.get_or<double>("gps_rate", 10.0);
     lockstep_ = cfg.get_or<bool>("lockstep", true);

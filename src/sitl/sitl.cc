@@ -25,10 +25,10 @@ const char* autopilot_name(const std::string& system) {
 // The port a bridge system listens on, if its <plugin> says so readably.
 std::optional<int> port_of(const sim::SystemEntry& s) {
   if (!s.config) return std::nullopt;
-  const bool px4 = s.name == kPx4Name;
+  const auto autopilot = s.name == kPx4Name ? Autopilot::kPx4 : Autopilot::kArduPilot;
   try {
-    const auto instance = static_cast<int>(s.config->get_or<unsigned>("instance", 0u));
-    return s.config->get_or<int>("port", px4 ? 4560 + instance : 9002 + 10 * instance);
+    const auto instance = s.config->get_or<unsigned>("instance", 0u);
+    return s.config->get_or<int>("port", default_port(autopilot, instance));
   } catch (const Error&) {
     return std::nullopt;  // the bridge's own configure reports it
   }
@@ -112,6 +112,11 @@ void check_attachable(const sim::Runner& runner, ecs::Entity model, const std::s
 
 }  // namespace
 
+int default_port(Autopilot autopilot, unsigned instance) {
+  const int i = static_cast<int>(instance);
+  return autopilot == Autopilot::kPx4 ? 4560 + i : 9002 + 10 * i;
+}
+
 AttachSpec parse_attach_spec(const std::string& text, const std::string& flag) {
   AttachSpec s;
   const auto colon = text.rfind(':');
@@ -162,9 +167,7 @@ void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& s
                                   spec.model, spec.model, model_names(reg, runner.world())));
   }
   const std::string name = px4 ? kPx4Name : kArduPilotName;
-  const int port =
-      px4 ? 4560 + static_cast<int>(spec.instance) : 9002 + 10 * static_cast<int>(spec.instance);
-  check_attachable(runner, model, flag, arg, name, port);
+  check_attachable(runner, model, flag, arg, name, default_port(autopilot, spec.instance));
   const std::string file = px4 ? "kestrel-px4-bridge-system" : "kestrel-ardupilot-bridge-system";
   auto config = Element::parse(fmt::format("<plugin name='{}' filename='{}'><instance>{}"
                                            "</instance></plugin>",

@@ -41,6 +41,10 @@ class AttachError : public Error {
 /// Which autopilot a command-line attachment is for.
 enum class Autopilot { kPx4, kArduPilot };
 
+/// The port a bridge listens on by default: PX4 TCP 4560 + instance, ArduPilot UDP
+/// 9002 + 10·instance (the autopilots' own SITL conventions).
+int default_port(Autopilot autopilot, unsigned instance);
+
 /// "MODEL[:INSTANCE]" as given to --px4 / --ardupilot.
 struct AttachSpec {
   std::string model;      ///< a top-level model name (or a scoped name "world::model")

@@ -174,8 +174,6 @@ TEST(MulticopterMotorModel, FailedRotorSpinsDownAndEmptyBatteryCutsThrust) {
 
 // ---- parameter errors ------------------------------------------------------------------------
 
-std::string error_of(const std::string& sdf) { return testing::load_error(sdf); }
-
 std::string quad_without(const std::string& param) {
   QuadOptions o;
   std::string sdf = testing::quad_world(o);
@@ -192,7 +190,7 @@ std::string quad_without(const std::string& param) {
 TEST(MulticopterMotorModel, MissingRequiredParametersAreErrorsNamingThemAndTheLine) {
   for (const std::string p : {"jointName", "linkName", "actuator_number", "turningDirection"}) {
     SCOPED_TRACE(p);
-    const std::string msg = error_of(quad_without(p));
+    const std::string msg = testing::load_error(quad_without(p));
     EXPECT_THAT(msg, HasSubstr("missing required parameter <" + p + ">"));
     EXPECT_THAT(msg, MatchesRegex(".*kestrel_mc_[0-9_]+\\.sdf:[0-9]+.*"));
   }
@@ -220,7 +218,7 @@ TEST(MulticopterMotorModel, InvalidParametersAreErrors) {
   auto replace = [&](const std::string& from, const std::string& to) {
     std::string s = sdf;
     s.replace(s.find(from), from.size(), to);
-    return error_of(s);
+    return testing::load_error(s);
   };
   EXPECT_THAT(replace("<turningDirection>ccw", "<turningDirection>left"),
               HasSubstr("<turningDirection> must be 'cw' or 'ccw', found 'left'"));
@@ -237,7 +235,7 @@ TEST(MulticopterMotorModel, InvalidParametersAreErrors) {
               HasSubstr("<actuator_number> 0 of model 'w::quad' is already used"));
   EXPECT_THAT(replace("<motorType>velocity", "<motorType>force"),
               HasSubstr("<motorType> 'force' is not supported"));
-  EXPECT_THAT(error_of(with("<motorConstnt>1e-5</motorConstnt>")),
+  EXPECT_THAT(testing::load_error(with("<motorConstnt>1e-5</motorConstnt>")),
               HasSubstr("MulticopterMotorModel: unknown parameter <motorConstnt>"));
 }
 
@@ -253,7 +251,7 @@ TEST(MulticopterMotorModel, ActuatorBeyondTheVelocityControllersRotorsIsAConfigu
   std::string sdf = testing::quad_world(o);
   const std::string from = "<actuator_number>3<";
   sdf.replace(sdf.find(from), from.size(), "<actuator_number>9<");
-  const std::string msg = error_of(sdf);
+  const std::string msg = testing::load_error(sdf);
   EXPECT_THAT(msg, MatchesRegex(fmt::format(".*kestrel_mc_[0-9_]+\\.sdf:{}: .*",
                                             plugin_line(sdf, "<actuator_number>9<"))));
   EXPECT_THAT(msg, HasSubstr("MulticopterMotorModel of model 'w::quad': <actuator_number> 9 is "
@@ -264,7 +262,7 @@ TEST(MulticopterMotorModel, ActuatorBeyondTheVelocityControllersRotorsIsAConfigu
   // the motors already configured, and names the motor's plugin.
   const std::string vc = "name=\"gz::sim::systems::MulticopterVelocityControl\">";
   sdf.replace(sdf.find(vc), vc.size(), vc + "<gz:system_priority>100</gz:system_priority>");
-  const std::string late = error_of(sdf);
+  const std::string late = testing::load_error(sdf);
   EXPECT_THAT(late, MatchesRegex(fmt::format(".*kestrel_mc_[0-9_]+\\.sdf:{}: .*",
                                              plugin_line(sdf, "<actuator_number>9<"))));
   EXPECT_THAT(late, HasSubstr("<actuator_number> 9 is beyond the 4 rotor commands"));
@@ -279,7 +277,7 @@ TEST(MulticopterMotorModel, MotorOnAnotherJointThanTheControllersRotorIsAConfigu
   const auto p0 = sdf.find(a0), p1 = sdf.find(a1);
   sdf.replace(p0, a0.size(), a1);
   sdf.replace(p1, a1.size(), a0);
-  const std::string msg = error_of(sdf);
+  const std::string msg = testing::load_error(sdf);
   EXPECT_THAT(msg, MatchesRegex(fmt::format(".*kestrel_mc_[0-9_]+\\.sdf:{}: .*",
                                             plugin_line(sdf, "<jointName>rotor_0_joint<"))));
   EXPECT_THAT(msg, HasSubstr("MulticopterMotorModel of model 'w::quad': <actuator_number> 1 "
@@ -287,7 +285,7 @@ TEST(MulticopterMotorModel, MotorOnAnotherJointThanTheControllersRotorIsAConfigu
                              "MulticopterVelocityControl ("));
   EXPECT_THAT(msg, HasSubstr(") is joint 'rotor_1_joint'"));
   o.velocity_control = true;
-  EXPECT_EQ(error_of(testing::quad_world(o)), "(no error)");  // matching order: accepted
+  EXPECT_EQ(testing::load_error(testing::quad_world(o)), "(no error)");  // matching order: accepted
 }
 
 TEST(MulticopterMotorModel, ActuatorBeyondTheCommandsReceivedIsARunTimeError) {
