@@ -156,7 +156,7 @@ void Sources::scan(const std::string& key, const std::string& display, const std
   stack.push_back(key);
   std::function<void(const tinyxml2::XMLElement*)> walk = [&](const tinyxml2::XMLElement* x) {
     const int line = x->GetLineNum();
-    // Placeholders (PITFALLS 4).
+    // Placeholders (`__default__`, `__x__`): reported, never taken as values.
     for (auto* a = x->FirstAttribute(); a; a = a->Next()) {
       if (is_placeholder(a->Value())) {
         findings.warning(display, line, "",

@@ -1,5 +1,5 @@
 #pragma once
-/// @file The one place where Kestrel's frames meet the autopilots' (DESIGN decision 6).
+/// @file The one place where Kestrel's frames meet the autopilots': world ENU / body FLU inside, NED / FRD on the wire.
 ///
 /// Kestrel: world ENU (x east, y north, z up), body FLU (x forward, y left, z up).
 /// PX4 and ArduPilot: local NED (x north, y east, z down), body FRD (x forward, y right, z down).

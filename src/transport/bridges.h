@@ -1,5 +1,5 @@
 #pragma once
-// Private to src/transport: components <-> topics (docs: /work/notes/contracts.md).
+// Private to src/transport: components <-> topics (src/transport/README.md).
 //   in:  ignition::msgs::Actuators on ActuatorCommandTopic  -> ActuatorCommands
 //        ignition::msgs::Twist     on TwistCommandTopic     -> TwistCommand
 //        ignition::msgs::Boolean   on VelocityControlEnableTopic -> VelocityControlEnable

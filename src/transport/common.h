@@ -25,7 +25,7 @@ namespace kestrel::transport::detail {
 
 class Outbox;  // outbox.h
 
-/// Counters shown in the stats header (PITFALLS 19: drops are counted and visible).
+/// Counters shown in the stats header (drops are counted and visible).
 struct Counters {
   std::atomic<std::uint64_t> dropped{0};            ///< incoming messages dropped (queue full)
   std::atomic<std::uint64_t> publish_failures{0};   ///< Publish() returned false

@@ -1,4 +1,4 @@
-// Where transport traffic goes: IGN_IP (DESIGN decision 10: localhost unless the user chose).
+// Where transport traffic goes: IGN_IP (localhost unless the user chose an address).
 #include <arpa/inet.h>
 
 #include <cstdio>

@@ -191,7 +191,7 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     return true;
   }
 
-  // Only the fields a request carries change (PITFALLS 13). Messages (gravity, magnetic_field)
+  // Only the fields a request carries change. Messages (gravity, magnetic_field)
   // have presence. proto3 scalars do not: max_step_size and real_time_factor count as present
   // when > 0, as in Gazebo, or when named in the header's "set_fields" data (the only way to
   // ask for real_time_factor 0, "as fast as possible").

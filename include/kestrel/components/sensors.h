@@ -148,7 +148,7 @@ struct ContactEvent {
 };
 
 /// Contact sensor sample (SDF type "contact"; ignition::msgs::Contacts). Rewritten at every
-/// sample, empty when nothing touches (PITFALLS 5), with forces from the solver (PITFALLS 6).
+/// sample, empty when nothing touches, with forces from the solver.
 struct ContactReading {
   Duration stamp{0};
   std::uint64_t sequence = 0;

@@ -15,7 +15,7 @@ namespace kestrel::components {
 struct World {};
 
 /// The world seed (Runner::Options::seed, CLI `--seed`), on the world entity; set by the Runner.
-/// Systems derive their random streams from it and an entity's scoped name (DESIGN 7).
+/// Systems derive their random streams from it and an entity's scoped name (so runs are bit-identical for a seed).
 struct WorldSeed {
   std::uint64_t value = 0;
 };

@@ -1,5 +1,5 @@
 #pragma once
-/// @file Simulation time: integer nanoseconds, never a float sum (DESIGN decision 5).
+/// @file Simulation time: integer nanoseconds, never a float sum.
 
 #include <chrono>
 #include <cstdint>

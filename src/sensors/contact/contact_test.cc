@@ -32,7 +32,7 @@ TEST(Contact, EmptyWhileFreeThenContactsWithForcesAndBeginEndEvents) {
   EXPECT_EQ(w.r().get<c::SensorTopic>(s).topic, "/world/w/model/box/link/l/sensor/touch/contact");
   w.step(100);  // 0.1 s: still falling (needs ~0.2 s to land)
   const auto& r = w.r().get<c::ContactReading>(s);
-  EXPECT_EQ(r.sequence, 10u);  // published every sample although nothing touches (PITFALLS 5)
+  EXPECT_EQ(r.sequence, 10u);  // published every sample although nothing touches
   EXPECT_TRUE(r.contacts.empty());
   w.step(1400);  // landed and settled
   ASSERT_EQ(r.contacts.size(), 1u);
@@ -43,7 +43,7 @@ TEST(Contact, EmptyWhileFreeThenContactsWithForcesAndBeginEndEvents) {
   EXPECT_EQ(sc.positions.size(), sc.normals.size());
   EXPECT_EQ(sc.positions.size(), sc.depths.size());
   EXPECT_EQ(sc.positions.size(), sc.forces.size());
-  // At rest the solver's contact forces carry the weight (PITFALLS 6).
+  // At rest the solver's contact forces carry the weight (the wrench is filled).
   ignition::math::Vector3d total;
   for (const auto& f : sc.forces) total += f;
   EXPECT_NEAR(total.Z(), 1.5 * 9.81, 0.05);

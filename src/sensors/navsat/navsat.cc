@@ -1,6 +1,6 @@
 // NavSat (GNSS): WGS84 latitude, longitude and altitude of the sensor from the world's
 // spherical coordinates (GeographicLib local tangent plane at the world origin), ENU velocity.
-// Horizontal noise is applied in metres east and north before the conversion (PITFALLS 15).
+// Horizontal noise is applied in metres east and north before the conversion, never in degrees.
 
 #include <GeographicLib/LocalCartesian.hpp>
 

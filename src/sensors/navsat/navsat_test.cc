@@ -87,7 +87,7 @@ TEST(NavSat, HorizontalNoiseIsInMetres) {
     svu += g.velocity_enu.Z() * g.velocity_enu.Z();
     EXPECT_EQ(g.velocity_enu.X(), 0.0);
   }
-  EXPECT_NEAR(std::sqrt(sn / k), 2.0, 0.04);  // metres, not degrees (PITFALLS 15)
+  EXPECT_NEAR(std::sqrt(sn / k), 2.0, 0.04);  // metres, not degrees
   EXPECT_NEAR(std::sqrt(se / k), 2.0, 0.04);
   EXPECT_LT(std::sqrt(su / k), 1e-6);  // no vertical position noise configured
   EXPECT_NEAR(std::sqrt(svu / k), 0.1, 0.002);

@@ -3,7 +3,7 @@
 /// a streaming parser for v2 and v1 frames that survives garbage, truncated frames and bad
 /// lengths. Message layouts come from the generated messages.h (src/sitl/gen/mavgen_kestrel.py).
 ///
-/// Only src/sitl speaks MAVLink (DESIGN decision 3); nothing here is public API.
+/// Only src/sitl speaks MAVLink (one door per wire format); nothing here is public API.
 
 #include <array>
 #include <cstddef>
