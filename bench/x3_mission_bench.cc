@@ -35,7 +35,7 @@
 #include "kestrel/components/physics.h"
 #include "kestrel/core/error.h"
 #include "kestrel/physics/physics.h"
-#include "kestrel/sdf/world_setup.h"
+#include "kestrel/world/setup.h"
 #include "kestrel/sim/runner.h"
 #include "bench/raw_mujoco.h"
 
@@ -51,7 +51,7 @@ double thread_cpu_seconds() {
 
 std::unique_ptr<kestrel::sim::Runner> load(const std::filesystem::path& world) {
   auto runner = std::make_unique<kestrel::sim::Runner>(kestrel::sim::Runner::Options{});
-  kestrel::sdf::load_world_into_runner(world, *runner);
+  kestrel::world::load_world_into_runner(world, *runner);
   runner->configure();
   return runner;
 }

@@ -18,6 +18,17 @@
 
 namespace kestrel {
 
+/// A `<plugin>` as declared (world-, model- or sensor-level): what asks for a system. The SDF
+/// loader produces these; the composition layer (include/kestrel/world/setup.h) resolves them.
+struct PluginDecl {
+  std::string filename;                   ///< `filename` attribute as written
+  std::string name;                       ///< `name` attribute as written
+  ecs::Entity entity = ecs::kNullEntity;  ///< what it is attached to (world, model or sensor)
+  std::shared_ptr<const Element> config;  ///< the whole <plugin> element, with file:line
+  std::string file;                       ///< where it was declared
+  int line = 0;
+};
+
 /// Priorities as Gazebo's, lower runs first. `<gz:system_priority>` in a plugin overrides.
 namespace priority {
 inline constexpr int kUserCommands = -16384;
@@ -29,9 +40,9 @@ inline constexpr int kDefault = 0;
 
 /// What a system is told about the step being run.
 struct UpdateInfo {
-  Duration sim_time{0};   ///< sim time at the start of this step = iterations × dt [ns]
-  Duration real_time{0};  ///< wall-clock time spent running (excludes paused time) [ns]
-  Duration dt{0};         ///< the step size [ns]; 0 while paused
+  Duration sim_time{0};          ///< sim time at the start of this step = iterations × dt [ns]
+  Duration real_time{0};         ///< wall-clock time spent running (excludes paused time) [ns]
+  Duration dt{0};                ///< the step size [ns]; 0 while paused
   std::uint64_t iterations = 0;  ///< steps completed before this one
   bool paused = false;
 };

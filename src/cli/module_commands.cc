@@ -5,8 +5,8 @@
 
 #include "cli/commands.h"
 #include "kestrel/physics/physics.h"
-#include "kestrel/sdf/check.h"
-#include "kestrel/sdf/world_setup.h"
+#include "kestrel/world/check.h"
+#include "kestrel/world/setup.h"
 #include "kestrel/systems/swarm.h"
 #include "kestrel/transport/cli.h"
 
@@ -14,7 +14,7 @@ namespace kestrel::cli {
 namespace {
 
 void add_check(CLI::App& app, std::function<int()>& selected) {
-  auto o = std::make_shared<sdf::CheckOptions>();
+  auto o = std::make_shared<world::CheckOptions>();
   auto* cmd = app.add_subcommand(
       "check", "Load a world without running it and report every problem found (exit 0: no "
                "errors, 1: errors, 2: the file cannot be read or parsed).");
@@ -24,7 +24,7 @@ void add_check(CLI::App& app, std::function<int()>& selected) {
   cmd->callback([&selected, o] {
     selected = [o] {
       o->resolve.strict = o->strict;
-      return sdf::run_check_command(*o, std::cout, std::cerr);
+      return world::run_check_command(*o, std::cout, std::cerr);
     };
   });
 }
@@ -43,7 +43,7 @@ void add_export_mjcf(CLI::App& app, std::function<int()>& selected) {
     selected = [a] {
       sim::Runner runner(sim::Runner::Options{});
       try {
-        const auto setup = sdf::load_world_into_runner(a->world, runner);
+        const auto setup = world::load_world_into_runner(a->world, runner);
         for (const auto& f : setup.findings.items()) {
           std::fprintf(stderr, "%s\n", sdf::format_finding(f).c_str());
         }

@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "kestrel/components/model.h"
 #include "kestrel/physics/truth_csv.h"
-#include "kestrel/sdf/world_setup.h"
+#include "kestrel/world/setup.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
 
@@ -25,12 +25,12 @@ std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
   opts.seed = s.seed;
   opts.paused = s.paused;
   auto runner = std::make_unique<sim::Runner>(opts);
-  sdf::WorldSetupOptions setup;
+  world::WorldSetupOptions setup;
   setup.strict = s.strict;
   setup.resolve.strict = s.strict;
-  sdf::WorldSetup result;
+  world::WorldSetup result;
   try {
-    result = sdf::load_world_into_runner(s.path, *runner, setup);
+    result = world::load_world_into_runner(s.path, *runner, setup);
   } catch (const sdf::UnreadableWorld& e) {
     throw UsageError(e.what());
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "kestrel/core/paths.h"
 #include "kestrel/sdf/world_loader.h"
 
 namespace kestrel::sdf {
@@ -13,30 +14,15 @@ namespace fs = std::filesystem;
 
 std::vector<fs::path> resource_search_path(const LoadOptions& options, const fs::path& world_dir) {
   std::vector<fs::path> out = options.resource_paths;
-  for (const char* var :
-       {"KESTREL_RESOURCE_PATH", "GZ_SIM_RESOURCE_PATH", "IGN_GAZEBO_RESOURCE_PATH", "SDF_PATH"}) {
-    for (auto& p : detail::split_path_list(std::getenv(var))) out.push_back(std::move(p));
+  for (auto& p : paths_from_environment({"KESTREL_RESOURCE_PATH", "GZ_SIM_RESOURCE_PATH",
+                                         "IGN_GAZEBO_RESOURCE_PATH", "SDF_PATH"})) {
+    out.push_back(std::move(p));
   }
   if (!world_dir.empty()) out.push_back(world_dir);
   return out;
 }
 
 namespace detail {
-
-std::vector<fs::path> split_path_list(const char* value) {
-  std::vector<fs::path> out;
-  if (!value) return out;
-  std::string s(value);
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const auto end = s.find(':', start);
-    const auto part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!part.empty()) out.emplace_back(part);
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return out;
-}
 
 fs::path directory_of(const fs::path& file) {
   fs::path dir = file.parent_path();

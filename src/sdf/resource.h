@@ -26,7 +26,4 @@ std::filesystem::path directory_of(const std::filesystem::path& file);
 /// The SDF file of a model directory, or empty.
 std::filesystem::path model_dir_sdf(const std::filesystem::path& dir);
 
-/// "a:b:c" → {a, b, c} (empty entries dropped).
-std::vector<std::filesystem::path> split_path_list(const char* value);
-
 }  // namespace kestrel::sdf::detail

@@ -29,7 +29,7 @@
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
-#include "kestrel/sdf/world_setup.h"
+#include "kestrel/world/setup.h"
 #include "transport/common.h"
 
 #include <condition_variable>
@@ -97,7 +97,7 @@ class TransportTest : public ::testing::Test {
     std::ofstream(world_file_) << world_text_;
     sim::Runner::Options o;
     runner_ = std::make_unique<sim::Runner>(o);
-    sdf::load_world_into_runner(world_file_, *runner_);
+    world::load_world_into_runner(world_file_, *runner_);
     auto opts = runner_->options();
     opts.paused = paused;
     runner_->set_options(opts);

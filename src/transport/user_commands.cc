@@ -24,7 +24,6 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/sdf/world_loader.h"
-#include "kestrel/sdf/world_setup.h"
 #include "kestrel/transport/transport.h"
 #include "transport/common.h"
 
@@ -242,7 +241,7 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     if (base.empty()) base = model_name_in(file);
     const std::string n = unique_name(reg, base, allow_renaming);
     sdf::Findings findings;
-    std::vector<sdf::PluginDecl> plugins;
+    std::vector<PluginDecl> plugins;
     const ecs::Entity e = cache_.spawn(file, reg, world_, n, pose ? *pose : sdf_model_pose(file),
                                        &findings, &plugins);
     std::string problem;
@@ -264,27 +263,17 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     return e;
   }
 
-  // The spawned model's plugins, resolved as the world loader resolves them (built-in list,
-  // then system libraries on the plugin path; unresolved is an error) and configured now, in
-  // priority order. Returns the problem, empty on success (then nothing was added).
-  static std::string add_plugins(const std::vector<sdf::PluginDecl>& plugins, sim::Runner& run) {
-    sdf::ResolveOptions options;
-    options.strict = true;
-    sdf::Findings findings;
-    auto planned = sdf::plan_plugins(plugins, run.registry(), options, findings);
-    for (const auto& f : findings.items()) {
-      if (f.severity == sdf::Severity::kError) return sdf::format_finding(f);
+  // The spawned model's plugins, started by the composition layer that set the world up
+  // (sim::LoadPlugins: resolved as a world file's, unresolved is an error, configured now in
+  // priority order). Returns the problem, empty on success (then nothing was added).
+  static std::string add_plugins(const std::vector<PluginDecl>& plugins, sim::Runner& run) {
+    sim::LoadPlugins::Result result;
+    run.events().publish(sim::LoadPlugins{plugins, &result});
+    if (!result.handled) {
+      return "the model declares plugins, but this world was not set up with a plugin loader "
+             "(kestrel::world::load_world_into_runner), so they cannot be started";
     }
-    std::vector<sim::NewSystem> systems;
-    for (auto& p : planned) {
-      systems.push_back({std::move(p.system), p.entity, p.config, p.name, p.origin});
-    }
-    try {
-      run.add_systems_now(std::move(systems));
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return {};
+    return result.error;
   }
 
   static std::string model_name_in(const fs::path& file_or_dir) {
@@ -322,8 +311,8 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     // A copy carries what the source's systems wrote at configure (their registrations on the
     // model), so configuring them again on the copy is not sound: refused.
     for (const auto& s : run.systems()) {
-      if (s.active &&
-          (s.entity == src || std::find(subtree.begin(), subtree.end(), s.entity) != subtree.end())) {
+      if (s.active && (s.entity == src ||
+                       std::find(subtree.begin(), subtree.end(), s.entity) != subtree.end())) {
         throw Rejected{"clone_name '" + source + "': the model has system " + s.name +
                        " attached; spawn it from its SDF instead (sdf or sdf_filename), which "
                        "brings its plugins"};
@@ -411,7 +400,7 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
   static void drop_commands(ecs::Registry& reg, ecs::Entity e) {
     drop<c::ExternalWorldWrenchCmd, c::JointForceCmd, c::JointVelocityCmd, c::JointPositionReset,
          c::JointVelocityReset, c::WorldPoseCmd, c::LinearVelocityCmd, c::AngularVelocityCmd>(reg,
-                                                                                             e);
+                                                                                              e);
   }
   template <class... Cs>
   static void drop(ecs::Registry& reg, ecs::Entity e) {

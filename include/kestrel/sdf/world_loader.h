@@ -5,7 +5,8 @@
 /// and creates one entity per model, link, joint, collision, visual, frame, sensor and light,
 /// each with Name, ParentEntity, Pose (relative to its parent entity), WorldPose, SourceLocation
 /// and the data components of components/world.h and components/model.h. Plugins are returned
-/// as declarations (not instantiated): see sdf/world_setup.h for turning them into systems.
+/// as declarations (kestrel::PluginDecl, not instantiated): the composition layer
+/// (include/kestrel/world/setup.h) turns them into systems.
 ///
 /// Problems with the content of the world are collected as findings (never silently dropped);
 /// a file that cannot be read or parsed at all throws UnreadableWorld. See src/sdf/README.md for
@@ -24,6 +25,7 @@
 #include "kestrel/core/error.h"
 #include "kestrel/ecs/registry.h"
 #include "kestrel/sdf/finding.h"
+#include "kestrel/system.h"
 
 namespace kestrel::sdf {
 
@@ -32,16 +34,6 @@ namespace kestrel::sdf {
 class UnreadableWorld : public Error {
  public:
   using Error::Error;
-};
-
-/// A `<plugin>` as declared in the world (world-, model- or sensor-level).
-struct PluginDecl {
-  std::string filename;                   ///< `filename` attribute as written
-  std::string name;                       ///< `name` attribute as written
-  ecs::Entity entity = ecs::kNullEntity;  ///< what it is attached to (world, model or sensor)
-  std::shared_ptr<const Element> config;  ///< the whole <plugin> element, with file:line
-  std::string file;                       ///< where it was declared
-  int line = 0;
 };
 
 /// Entity counts of a loaded world (for the `check` summary).
@@ -87,7 +79,7 @@ std::vector<std::filesystem::path> resource_search_path(const LoadOptions& optio
 /// Loads a world file into `registry`, filling `world` (an existing entity, normally the
 /// Runner's) and creating entities beneath it.
 /// @throws UnreadableWorld if the file cannot be read or parsed at all. Content problems are
-///         returned as findings; the caller decides whether errors are fatal (world_setup does).
+///         returned as findings; the caller decides whether errors are fatal (world::load_world_into_runner does).
 WorldDescription load_world_file(const std::filesystem::path& path, ecs::Registry& registry,
                                  ecs::Entity world, const LoadOptions& options = {});
 

@@ -1,5 +1,5 @@
 #pragma once
-/// @file Factories of Kestrel's sensor systems (listed in src/systems/builtin.cc).
+/// @file Factories of Kestrel's sensor systems (listed in src/world/builtin.cc).
 ///
 /// Each system is attached to the world (Gazebo: a world <plugin>), serves every sensor entity
 /// of its SDF type(s), writes the reading components of components/sensors.h at each sensor's

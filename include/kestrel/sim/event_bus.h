@@ -32,6 +32,15 @@ class EventBus {
     return Subscription(h);
   }
 
+  /// Subscribes for the life of the bus (its owner's life: a Runner's bus lives as long as the
+  /// Runner), for handlers that belong to the world rather than to a system.
+  template <class E>
+  void subscribe_for_life(std::function<void(const E&)> handler) {
+    auto h = std::make_shared<std::function<void(const E&)>>(std::move(handler));
+    handlers_[std::type_index(typeid(E))].push_back(h);
+    owned_.push_back(std::move(h));
+  }
+
   /// Delivers e to every live handler of E, in subscription order. Returns how many ran.
   template <class E>
   std::size_t publish(const E& e) {
@@ -53,6 +62,7 @@ class EventBus {
 
  private:
   std::unordered_map<std::type_index, std::vector<std::weak_ptr<void>>> handlers_;
+  std::vector<std::shared_ptr<void>> owned_;  // subscribe_for_life handlers
 };
 
 }  // namespace kestrel::sim

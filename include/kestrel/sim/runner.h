@@ -18,6 +18,7 @@
 #include "kestrel/core/time.h"
 #include "kestrel/ecs/registry.h"
 #include "kestrel/sim/event_bus.h"
+#include "kestrel/sim/events.h"
 #include "kestrel/system.h"
 
 namespace kestrel::sim {
@@ -62,23 +63,6 @@ struct RunStats {
   double rtf = 0;               ///< sim time / real time over the window
   double iterations_per_s = 0;  ///< over the window
   bool paused = false;
-};
-
-/// Published on the EventBus after each step (after PostUpdate, before end_step).
-struct StepDone {
-  UpdateInfo info;
-};
-
-/// Published on the EventBus when the world seed changes at run time (Runner::set_seed), at a
-/// step boundary, on the step thread. Systems with random streams derive them again from
-/// `seed`, so that noise after the change depends only on the seed and the sim time.
-struct WorldSeedChanged {
-  std::uint64_t seed = 0;  ///< the new world seed
-  /// The world's registry temporarily restored to its initial state (right after configure)
-  /// with WorldSeed = seed: streams are derived from the same context as at configure (e.g. a
-  /// reference altitude). Anything a handler writes to it is discarded. Entities created after
-  /// configure are not alive in it.
-  ecs::Registry* initial_state = nullptr;
 };
 
 class Runner {

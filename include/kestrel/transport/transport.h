@@ -8,7 +8,7 @@
 ///   transport::configure_network(ip);                        // before any node exists
 ///   runner.add_system(transport::make_world_transport_system(runner), ...);
 ///   runner.configure();
-/// The default systems UserCommands and SceneBroadcaster (systems/builtin.h) offer their
+/// The default systems UserCommands and SceneBroadcaster (world/builtin.h) offer their
 /// services only in a world that has the world transport system; without it (`--no-transport`)
 /// they do nothing.
 

@@ -16,7 +16,7 @@
 #include "kestrel/components/world.h"
 #include "kestrel/core/element.h"
 #include "kestrel/ecs/registry.h"
-#include "kestrel/sim/runner.h"
+#include "kestrel/sim/events.h"
 #include "kestrel/system.h"
 
 namespace kestrel::sensors {

@@ -11,7 +11,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
-#include "kestrel/sdf/world_setup.h"
+#include "kestrel/world/setup.h"
 #include "testing/quad_world.h"
 
 namespace kestrel::systems {
@@ -349,7 +349,7 @@ TEST(LinearBattery, GazeboDemoWorldConfigures) {
   std::string what = "(no error)";
   try {
     sim::Runner runner(sim::Runner::Options{});
-    sdf::load_world_into_runner(file, runner);
+    world::load_world_into_runner(file, runner);
     runner.configure();
   } catch (const std::exception& e) {
     what = e.what();

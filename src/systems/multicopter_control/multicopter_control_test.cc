@@ -385,7 +385,7 @@ TEST(X3MissionWorld, CompletesWithTrackingErrorUnderHalfAMetre) {
   sim::Runner::Options ro;
   ro.real_time_factor = 0;
   sim::Runner runner(ro);
-  sdf::load_world_into_runner(std::filesystem::path(KESTREL_SOURCE_DIR) / "worlds/x3_mission.sdf",
+  world::load_world_into_runner(std::filesystem::path(KESTREL_SOURCE_DIR) / "worlds/x3_mission.sdf",
                               runner);
   runner.configure();
   const auto monitor = MissionMonitor::attach(runner);

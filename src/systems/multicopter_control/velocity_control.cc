@@ -16,7 +16,7 @@
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
-#include "kestrel/sim/runner.h"
+#include "kestrel/sim/events.h"
 #include "multicopter_control/multicopter_control.h"
 
 namespace kestrel::systems {

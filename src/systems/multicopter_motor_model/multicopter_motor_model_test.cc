@@ -361,7 +361,7 @@ struct GazeboQuad {
     sim::Runner::Options o;
     o.real_time_factor = 0;
     runner = std::make_unique<sim::Runner>(o);
-    sdf::load_world_into_runner(gazebo_quadcopter(), *runner);
+    world::load_world_into_runner(gazebo_quadcopter(), *runner);
     runner->configure();
     model = runner->registry().find_scoped("quadcopter::X3");
     base = runner->registry().find_scoped("quadcopter::X3::base_link");

@@ -143,7 +143,7 @@ LoadedWorld::LoadedWorld(const std::string& sdf, bool configure) {
   o.real_time_factor = 0;
   runner = std::make_unique<sim::Runner>(o);
   try {
-    setup = sdf::load_world_into_runner(file, *runner);
+    setup = world::load_world_into_runner(file, *runner);
     if (configure) runner->configure();
   } catch (...) {
     std::filesystem::remove(file);

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kestrel/ecs/registry.h"
-#include "kestrel/sdf/world_setup.h"
+#include "kestrel/world/setup.h"
 #include "kestrel/sim/runner.h"
 
 namespace kestrel::systems::testing {
@@ -50,7 +50,7 @@ struct LoadedWorld {
 
   std::filesystem::path file;
   std::unique_ptr<sim::Runner> runner;
-  sdf::WorldSetup setup;
+  world::WorldSetup setup;
 };
 
 /// The Error message loading (and configuring) `sdf` gives, or "(no error)".

@@ -244,7 +244,7 @@ TEST(WindEffects, GazeboWindDemoRunsWithItsWeldedRoof) {
   }
   LogCapture log;
   TestWorld w(TestWorld::FromFile{}, file, 0);
-  const sdf::PluginDecl* decl = nullptr;
+  const PluginDecl* decl = nullptr;
   for (const auto& p : w.desc.plugins) {
     if (p.name == "gz::sim::systems::WindEffects") decl = &p;
   }

@@ -1,5 +1,5 @@
 #pragma once
-/// @file The systems compiled into Kestrel: one explicit list (src/systems/builtin.cc), no
+/// @file The systems compiled into Kestrel: one explicit list (src/world/builtin.cc), no
 /// static-initialisation registration. Adding a system is one line in that list.
 
 #include <memory>
@@ -8,7 +8,7 @@
 
 #include "kestrel/system.h"
 
-namespace kestrel::systems {
+namespace kestrel::world {
 
 /// A system compiled into Kestrel.
 struct BuiltinSystem {
@@ -30,4 +30,4 @@ struct BuiltinSystem {
 /// Every built-in system, in a fixed order.
 std::span<const BuiltinSystem> builtin_systems();
 
-}  // namespace kestrel::systems
+}  // namespace kestrel::world

@@ -1,14 +1,20 @@
+// `kestrel check`: load and resolve a world without running it, configure its systems as a run
+// would, and report every finding.
+
+#include "kestrel/world/check.h"
+
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <regex>
 #include <set>
 
 #include "kestrel/physics/physics.h"
-#include "kestrel/sdf/check.h"
-#include "kestrel/sdf/world_setup.h"
 #include "kestrel/sim/runner.h"
+#include "kestrel/world/setup.h"
 
-namespace kestrel::sdf {
+namespace kestrel::world {
+
+using sdf::Severity;
 
 namespace {
 
@@ -32,7 +38,7 @@ CheckReport check_world(const CheckOptions& options) {
   CheckReport r;
   ecs::Registry registry;
   const ecs::Entity world = registry.create();
-  r.description = load_world_file(options.world, registry, world, options.load);
+  r.description = sdf::load_world_file(options.world, registry, world, options.load);
   r.findings = r.description.findings;
   ResolveOptions ro = options.resolve;
   ro.strict = ro.strict || options.strict;
@@ -141,7 +147,7 @@ int run_check_command(const CheckOptions& options, std::ostream& out, std::ostre
   CheckReport r;
   try {
     r = check_world(options);
-  } catch (const UnreadableWorld& e) {
+  } catch (const sdf::UnreadableWorld& e) {
     return unreadable(options, e.where(), e.what(), out, err);
   } catch (const std::exception& e) {
     // Anything else escaping the loader is still a world we could not read: never crash.
@@ -168,4 +174,4 @@ int run_check_command(const CheckOptions& options, std::ostream& out, std::ostre
   return failed ? 1 : 0;
 }
 
-}  // namespace kestrel::sdf
+}  // namespace kestrel::world

@@ -1,15 +1,17 @@
-#include "kestrel/sdf/world_setup.h"
-
+// Plugin resolution: a <plugin> to a built-in system (world/builtin.h) or a system library on
+// the plugin search path, plus Gazebo's default systems and the checks on what the world asks
+// for (sensors no system serves, no physics).
 #include <cctype>
 #include <ignition/plugin/Loader.hh>
 #include <mutex>
 #include <set>
 
 #include "kestrel/components/model.h"
+#include "kestrel/core/paths.h"
 #include "kestrel/system_factory.h"
-#include "resource.h"
+#include "kestrel/world/setup.h"
 
-namespace kestrel::sdf {
+namespace kestrel::world {
 
 namespace fs = std::filesystem;
 
@@ -27,9 +29,9 @@ const char* source_name(SystemSource s) {
 
 std::vector<fs::path> system_plugin_search_path(const ResolveOptions& options) {
   std::vector<fs::path> out = options.plugin_paths;
-  for (const char* var : {"KESTREL_SYSTEM_PLUGIN_PATH", "GZ_SIM_SYSTEM_PLUGIN_PATH",
-                          "IGN_GAZEBO_SYSTEM_PLUGIN_PATH"}) {
-    for (auto& p : detail::split_path_list(std::getenv(var))) out.push_back(std::move(p));
+  for (auto& p : paths_from_environment({"KESTREL_SYSTEM_PLUGIN_PATH", "GZ_SIM_SYSTEM_PLUGIN_PATH",
+                                         "IGN_GAZEBO_SYSTEM_PLUGIN_PATH"})) {
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -182,7 +184,7 @@ void resolve_plugins(std::span<const PluginDecl> plugins, const ecs::Registry& r
   for (const auto& p : plugins) {
     const std::string by_name = builtin_key_from_name(p.name);
     const std::string by_file = builtin_key_from_filename(p.filename);
-    const systems::BuiltinSystem* match = nullptr;
+    const BuiltinSystem* match = nullptr;
     for (const auto& b : options.builtins) {
       const std::string k = normalize(b.name);
       if ((!by_name.empty() && k == by_name) || (!by_file.empty() && k == by_file)) match = &b;
@@ -222,11 +224,11 @@ void resolve_plugins(std::span<const PluginDecl> plugins, const ecs::Registry& r
     if (!by_file.empty()) declared_unavailable.insert(by_file);
     std::string searched;
     for (const auto& s : ext.searched) searched += (searched.empty() ? "" : ", ") + s.string();
-    Finding f{
-        options.strict ? Severity::kError : Severity::kWarning, p.file, p.line,
+    sdf::Finding f{
+        options.strict ? sdf::Severity::kError : sdf::Severity::kWarning, p.file, p.line,
         entity_name(p.entity),
         "plugin '" + p.name + "' (filename '" + p.filename +
-            "') cannot be resolved: it is not a Kestrel built-in system (src/systems/"
+            "') cannot be resolved: it is not a Kestrel built-in system (src/world/"
             "builtin.cc) and no library was found; searched: " +
             (searched.empty() ? "(no directories: set KESTREL_SYSTEM_PLUGIN_PATH)" : searched) +
             ". The world runs without it."};
@@ -254,8 +256,7 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
   auto entity_name = [&](ecs::Entity e) {
     return registry.alive(e) ? registry.scoped_name(e) : "";
   };
-  resolve_plugins(d.plugins, registry, options, findings, out, builtins_used,
-                  declared_unavailable);
+  resolve_plugins(d.plugins, registry, options, findings, out, builtins_used, declared_unavailable);
 
   // Gazebo's defaults, merged in (never dropped because other plugins are declared).
   if (d.default_systems) {
@@ -273,7 +274,7 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
     }
   }
 
-  // Sensors no system serves (PITFALLS 7).
+  // Sensors no system serves.
   for (const auto& [e, type] : d.sensors) {
     bool served = false;
     for (const auto& b : options.builtins) {
@@ -298,7 +299,7 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
                          ") will produce no data: no system serves it; " + why);
   }
 
-  // A world with no physics (PITFALLS 1).
+  // A world with no physics.
   if (!builtins_used.count("physics")) {
     findings.error(d.file, 0, "",
                    std::string("the world has no physics: nothing will move. ") +
@@ -310,44 +311,4 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
   return out;
 }
 
-WorldSetup load_world_into_runner(const fs::path& world_file, sim::Runner& runner,
-                                  const WorldSetupOptions& options) {
-  WorldSetup setup;
-  auto& reg = runner.registry();
-  setup.description = load_world_file(world_file, reg, runner.world(), options.load);
-  setup.findings = setup.description.findings;
-  ResolveOptions ro = options.resolve;
-  ro.strict = ro.strict || options.strict;
-  auto planned = plan_systems(setup.description, runner.world(), reg, ro, setup.findings);
-
-  std::string errors;
-  std::size_t n = 0;
-  // Warnings are returned, not logged: the caller prints them once (`kestrel run` and `check`
-  // printed each twice when this logged them too).
-  for (const auto& f : setup.findings.items()) {
-    if (f.severity == Severity::kError || options.strict) {
-      errors += "\n  " + format_finding(f);
-      ++n;
-    }
-  }
-  if (n > 0) {
-    throw Error(world_file.string(), "the world has " + std::to_string(n) + " error" +
-                                         (n == 1 ? "" : "s") + " (run `kestrel check " +
-                                         world_file.string() + "` for details):" + errors);
-  }
-  // Before configure, so systems and the first step already see the world's settings.
-  auto run_options = runner.options();
-  run_options.world_name = setup.description.name;
-  if (options.apply_physics && setup.description.physics_declared) {
-    run_options.step_size = setup.description.physics.max_step_size;
-    run_options.real_time_factor = setup.description.physics.real_time_factor;
-  }
-  runner.set_options(run_options);
-  for (auto& s : planned) {
-    setup.systems.push_back({s.name, s.source, s.origin});
-    runner.add_system(std::move(s.system), s.entity, s.config, s.name, s.origin);
-  }
-  return setup;
-}
-
-}  // namespace kestrel::sdf
+}  // namespace kestrel::world

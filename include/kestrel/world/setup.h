@@ -1,9 +1,11 @@
 #pragma once
-/// @file From a loaded world to running systems: plugin resolution (built-in, external
-/// libraries, Gazebo's defaults) and the one call `kestrel run` makes.
+/// @file The composition layer: which systems a world runs. From a loaded world (src/sdf) to
+/// running systems: plugin resolution (the built-in list, external libraries, Gazebo's
+/// defaults), the one call `kestrel run` and `kestrel check` make, and the handler of
+/// sim::LoadPlugins for models spawned at run time. Above src/sdf and every system library.
 ///
 /// Resolution of `<plugin filename=F name=N>`:
-///  1. A built-in system (systems/builtin.h) whose name matches N's class (after
+///  1. A built-in system (world/builtin.h) whose name matches N's class (after
 ///     gz::sim::systems::, ignition::gazebo::systems::, kestrel::systems:: or no namespace), or
 ///     whose name matches F (gz-sim-X-system, ignition-gazebo[N]-X-system, kestrel-X-system,
 ///     with or without lib and .so); names compare without case, '-' or '_'.
@@ -22,9 +24,13 @@
 
 #include "kestrel/sdf/world_loader.h"
 #include "kestrel/sim/runner.h"
-#include "kestrel/systems/builtin.h"
+#include "kestrel/world/builtin.h"
 
-namespace kestrel::sdf {
+namespace kestrel::world {
+
+using sdf::Findings;
+using sdf::LoadOptions;
+using sdf::WorldDescription;
 
 enum class SystemSource { kBuiltin, kExternal, kDefault };
 const char* source_name(SystemSource s);
@@ -42,7 +48,7 @@ struct PlannedSystem {
 
 struct ResolveOptions {
   /// The built-in systems (tests may substitute their own list).
-  std::span<const systems::BuiltinSystem> builtins = systems::builtin_systems();
+  std::span<const BuiltinSystem> builtins = builtin_systems();
   /// Searched first for external system libraries.
   std::vector<std::filesystem::path> plugin_paths;
   /// Unresolved plugins are errors instead of warnings.
@@ -90,11 +96,12 @@ struct WorldSetup {
 };
 
 /// Loads `world_file` into `runner` (entities under runner.world(), renamed to the SDF world
-/// name), adds every system (declared built-in and external ones, then defaults) and applies
-/// <physics>. Call before runner.configure().
-/// @throws UnreadableWorld if the file cannot be read or parsed; Error listing every error
+/// name), adds every system (declared built-in and external ones, then defaults), applies
+/// <physics> and installs the runner's sim::LoadPlugins handler (resolving with
+/// `options.resolve`, unresolved plugins always errors). Call before runner.configure().
+/// @throws sdf::UnreadableWorld if the file cannot be read or parsed; Error listing every error
 ///         finding (warnings too with strict) if the world has errors. Warnings are returned.
 WorldSetup load_world_into_runner(const std::filesystem::path& world_file, sim::Runner& runner,
                                   const WorldSetupOptions& options = {});
 
-}  // namespace kestrel::sdf
+}  // namespace kestrel::world

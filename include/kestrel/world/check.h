@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <iosfwd>
 
-#include "kestrel/sdf/world_setup.h"
+#include "kestrel/world/setup.h"
 
-namespace kestrel::sdf {
+namespace kestrel::world {
 
 struct CheckOptions {
   std::filesystem::path world;
@@ -32,10 +32,10 @@ struct CheckReport {
 };
 
 /// Loads and resolves without running, then adds physics::check_physics findings (what the
-/// engine cannot represent) when Physics will run. @throws UnreadableWorld (exit 2).
+/// engine cannot represent) when Physics will run. @throws sdf::UnreadableWorld (exit 2).
 CheckReport check_world(const CheckOptions& options);
 
 /// The whole command: prints to `out`/`err`, returns the exit code (0, 1 or 2). Never throws.
 int run_check_command(const CheckOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace kestrel::sdf
+}  // namespace kestrel::world

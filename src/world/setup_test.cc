@@ -1,4 +1,4 @@
-#include "kestrel/sdf/world_setup.h"
+#include "kestrel/world/setup.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,8 +9,10 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 
-namespace kestrel::sdf {
+namespace kestrel::world {
 namespace {
+
+using namespace ::kestrel::sdf;  // the loader under test with its findings
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -18,7 +20,7 @@ using ::testing::HasSubstr;
 class Fake : public System {};
 std::unique_ptr<System> make_fake() { return std::make_unique<Fake>(); }
 
-const systems::BuiltinSystem kTestBuiltins[] = {
+const world::BuiltinSystem kTestBuiltins[] = {
     {"Physics", &make_fake, true, ""},
     {"UserCommands", &make_fake, true, ""},
     {"Imu", &make_fake, false, "imu"},
@@ -38,7 +40,7 @@ std::unique_ptr<Planned> plan(const std::string& body, ResolveOptions ro = {}) {
   p->world = p->reg.create();
   p->d = load_world_string("<sdf version='1.9'><world name='w'>" + body + "</world></sdf>", p->reg,
                            p->world, {}, "w.sdf");
-  if (ro.builtins.data() == systems::builtin_systems().data()) ro.builtins = kTestBuiltins;
+  if (ro.builtins.data() == world::builtin_systems().data()) ro.builtins = kTestBuiltins;
   p->systems = plan_systems(p->d, p->world, p->reg, ro, p->findings);
   return p;
 }
@@ -227,4 +229,4 @@ TEST(WorldSetup, LoadsIntoRunnerWithSystemsAndPhysics) {
 }
 
 }  // namespace
-}  // namespace kestrel::sdf
+}  // namespace kestrel::world

@@ -1,7 +1,7 @@
 // The compatibility corpus: every real Gazebo world in ../shared/worlds/gz goes through
 // `kestrel check` without a crash, and its findings are pinned in testdata/corpus_findings.txt
 // so that a change shows. After an intended change, regenerate the pins with
-//   KESTREL_UPDATE_PINS=1 build/src/sdf/sdf_test --gtest_filter='Corpus.*'
+//   KESTREL_UPDATE_PINS=1 build/src/world/world_test --gtest_filter='Corpus.*'
 // and review the diff.
 
 #include <gtest/gtest.h>
@@ -12,10 +12,12 @@
 #include <sstream>
 
 #include "kestrel/components/model.h"
-#include "kestrel/sdf/check.h"
+#include "kestrel/world/check.h"
 
-namespace kestrel::sdf {
+namespace kestrel::world {
 namespace {
+
+using namespace ::kestrel::sdf;  // the loader under test with its findings
 
 namespace fs = std::filesystem;
 
@@ -66,7 +68,7 @@ TEST(Corpus, EveryGazeboWorldChecksAsPinned) {
       }
     }
   }
-  const fs::path pins = fs::path(KESTREL_SOURCE_DIR) / "src/sdf/testdata/corpus_findings.txt";
+  const fs::path pins = fs::path(KESTREL_SOURCE_DIR) / "src/world/testdata/corpus_findings.txt";
   if (std::getenv("KESTREL_UPDATE_PINS")) {
     std::ofstream(pins) << actual.str();
     GTEST_SKIP() << "pins rewritten: " << pins;
@@ -77,14 +79,16 @@ TEST(Corpus, EveryGazeboWorldChecksAsPinned) {
   expected << in.rdbuf();
   EXPECT_EQ(actual.str(), expected.str())
       << "corpus findings changed; if intended, rerun with KESTREL_UPDATE_PINS=1 and review the "
-         "diff of src/sdf/testdata/corpus_findings.txt";
+         "diff of src/world/testdata/corpus_findings.txt";
 }
 
 }  // namespace
-}  // namespace kestrel::sdf
+}  // namespace kestrel::world
 
-namespace kestrel::sdf {
+namespace kestrel::world {
 namespace {
+
+using namespace ::kestrel::sdf;  // the loader under test with its findings
 
 // libsdformat 12 predates the air_speed sensor: Kestrel still loads the world and the sensor.
 TEST(Corpus, SensorTypesNewerThanSdformat12AreLoaded) {
@@ -109,4 +113,4 @@ TEST(Corpus, SensorTypesNewerThanSdformat12AreLoaded) {
 }
 
 }  // namespace
-}  // namespace kestrel::sdf
+}  // namespace kestrel::world

@@ -1,17 +1,17 @@
 // The one explicit list of systems compiled into Kestrel. Add a system here (one line) when it
 // exists; keep the order stable (it is the order `kestrel check` lists them in).
 
-#include "kestrel/systems/builtin.h"
+#include "kestrel/world/builtin.h"
 
 #include "kestrel/physics/physics.h"
-#include "kestrel/sitl/sitl.h"
 #include "kestrel/sensors/sensors.h"
+#include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
-#include "multicopter_control/multicopter_control.h"
-#include "multicopter_motor_model/multicopter_motor_model.h"
-#include "wind_effects/wind_effects.h"
+#include "systems/multicopter_control/multicopter_control.h"
+#include "systems/multicopter_motor_model/multicopter_motor_model.h"
+#include "systems/wind_effects/wind_effects.h"
 
-namespace kestrel::systems {
+namespace kestrel::world {
 
 std::span<const BuiltinSystem> builtin_systems() {
   static const BuiltinSystem kSystems[] = {
@@ -25,18 +25,18 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"AirSpeed", &sensors::make_air_speed_system, false, "air_speed"},
       {"ForceTorque", &sensors::make_force_torque_system, false, "force_torque"},
       {"Contact", &sensors::make_contact_system, false, "contact"},
-      {"WindEffects", &make_wind_effects_system, false, ""},
+      {"WindEffects", &systems::make_wind_effects_system, false, ""},
       {"UserCommands", &transport::make_user_commands_system, true, ""},
       {"SceneBroadcaster", &transport::make_scene_broadcaster_system, true, ""},
-      {"MulticopterMotorModel", &make_multicopter_motor_model, false, ""},
-      {"MulticopterVelocityControl", &make_multicopter_velocity_control, false, ""},
-      {"MulticopterMission", &make_multicopter_mission, false, ""},
-      {"LinearBatteryPlugin", &make_linear_battery, false, ""},
-      {"FaultInjection", &make_fault_injection, false, ""},
+      {"MulticopterMotorModel", &systems::make_multicopter_motor_model, false, ""},
+      {"MulticopterVelocityControl", &systems::make_multicopter_velocity_control, false, ""},
+      {"MulticopterMission", &systems::make_multicopter_mission, false, ""},
+      {"LinearBatteryPlugin", &systems::make_linear_battery, false, ""},
+      {"FaultInjection", &systems::make_fault_injection, false, ""},
       {"Px4Bridge", &sitl::make_px4_bridge_system, false, ""},
       {"ArduPilotBridge", &sitl::make_ardupilot_bridge_system, false, ""},
   };
   return kSystems;
 }
 
-}  // namespace kestrel::systems
+}  // namespace kestrel::world

@@ -1,4 +1,4 @@
-#include "kestrel/sdf/check.h"
+#include "kestrel/world/check.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace kestrel::sdf {
+namespace kestrel::world {
 namespace {
+
+using namespace ::kestrel::sdf;  // the loader under test with its findings
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -185,4 +187,4 @@ TEST_F(CheckTest, WrongValueTypeIsReported) {
 }
 
 }  // namespace
-}  // namespace kestrel::sdf
+}  // namespace kestrel::world
