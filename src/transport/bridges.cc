@@ -47,6 +47,7 @@ struct Bridges::Impl {
   std::set<std::pair<ecs::Entity, std::string>> subscribed;  // (entity, topic)
   std::map<std::string, Outbox::Channel*> channels;
   std::size_t topic_count = ~std::size_t{0};
+  std::uint64_t last_iterations = 0;
   SensorPublisher sensors;
 
   Impl(sim::Runner& r, ignition::transport::Node& n, Counters& k, Outbox& o)
@@ -79,11 +80,12 @@ struct Bridges::Impl {
   }
 
   // Runs `subscribe(node)` on the Outbox thread (the step thread never takes transport's lock:
-  // outbox.h) unless (e, topic) is already subscribed or topic is empty. @throws Error if the
-  // topic name is invalid.
+  // outbox.h) unless (e, topic) is already subscribed, topic is empty or e is being removed.
+  // @throws Error if the topic name is invalid.
   template <class Subscribe>
   void subscribe_once(ecs::Entity e, const std::string& topic, Subscribe subscribe) {
-    if (topic.empty() || !subscribed.insert({e, topic}).second) return;
+    if (topic.empty() || runner.registry().removal_pending(e)) return;
+    if (!subscribed.insert({e, topic}).second) return;
     if (!ignition::transport::TopicUtils::IsValidTopic(topic)) {
       throw Error("transport: cannot subscribe to '" + topic + "' (" +
                   runner.registry().describe(e) + "): not a valid topic name");
@@ -128,14 +130,56 @@ struct Bridges::Impl {
     if (it->second->connected) outbox.send(it->second, std::make_unique<M>(m));
   }
 
-  void scan(const ecs::Registry& r) {
-    const std::size_t n = r.count<c::ActuatorCommandTopic>() + r.count<c::TwistCommandTopic>() +
-                          r.count<c::VelocityControlEnableTopic>() +
-                          r.count<c::RotorVelocityTopic>() + r.count<c::BatteryTopic>() +
-                          r.count<c::MissionCommandTopic>() + r.count<c::FaultCommandTopic>() +
-                          r.count<c::BatteryRechargeTopic>() + r.count<c::BatteryDrainTopics>();
-    if (n == topic_count) return;
+  template <class... Ts>
+  struct Types {};
+  using TopicTypes =
+      Types<c::ActuatorCommandTopic, c::TwistCommandTopic, c::VelocityControlEnableTopic,
+            c::RotorVelocityTopic, c::BatteryTopic, c::MissionCommandTopic, c::FaultCommandTopic,
+            c::BatteryRechargeTopic, c::BatteryDrainTopics>;
+
+  // The number of topic components, and whether an entity created or being removed this step
+  // has one (the registry's new/removed lists are empty in the usual step: nothing to visit).
+  template <class... Ts>
+  static std::pair<std::size_t, bool> survey(const ecs::Registry& r, Types<Ts...>) {
+    bool changed = false;
+    const auto hit = [&](ecs::Entity, const auto&) {
+      changed = true;
+      return false;
+    };
+    (..., (changed || (r.each_new<Ts>(hit), changed) || (r.each_removed<Ts>(hit), changed)));
+    return {(std::size_t{0} + ... + r.count<Ts>()), changed};
+  }
+
+  // Drops the subscriptions of entities being removed (or gone) and unsubscribes a topic no
+  // remaining entity uses, before any new subscription is queued on the Outbox thread (a model
+  // removed and one of the same name spawned in one step get one subscription: the new one's).
+  void drop_removed(const ecs::Registry& r) {
+    std::set<std::string> dropped;
+    for (auto it = subscribed.begin(); it != subscribed.end();) {
+      if (r.alive(it->first) && !r.removal_pending(it->first)) {
+        ++it;
+        continue;
+      }
+      dropped.insert(it->second);
+      it = subscribed.erase(it);
+    }
+    for (const auto& [e, topic] : subscribed) dropped.erase(topic);
+    for (const auto& topic : dropped) {
+      outbox.run([n = &node, topic] { n->Unsubscribe(topic); });
+    }
+  }
+
+  // Subscribes the command topics of entities that have one and are not being removed. Skipped
+  // when nothing can have changed: the same number of topic components and no entity with one
+  // created or removed this step (a model removed in one step and another spawned in the next
+  // leave the count unchanged) and no reset (which brings removed entities back).
+  void scan(const ecs::Registry& r, std::uint64_t iterations) {
+    const auto [n, changed] = survey(r, TopicTypes{});
+    const bool reset = iterations < last_iterations;
+    last_iterations = iterations;
+    if (n == topic_count && !changed && !reset) return;
     topic_count = n;
+    drop_removed(r);
     r.each<c::ActuatorCommandTopic>([&](ecs::Entity e, const c::ActuatorCommandTopic& t) {
       subscribe<msgs::Actuators, c::ActuatorCommands>(e, t.topic, [](const msgs::Actuators& m) {
         c::ActuatorCommands v;
@@ -189,10 +233,10 @@ Bridges::Bridges(sim::Runner& runner, ignition::transport::Node& node, Counters&
     : impl_(std::make_unique<Impl>(runner, node, counters, outbox)) {}
 Bridges::~Bridges() = default;
 
-void Bridges::configure(const ecs::Registry& registry) { impl_->scan(registry); }
+void Bridges::configure(const ecs::Registry& registry) { impl_->scan(registry, 0); }
 
 void Bridges::post_update(const UpdateInfo& info, const ecs::Registry& r) {
-  impl_->scan(r);
+  impl_->scan(r, info.iterations);
   impl_->sensors.post_update(r);
   if (info.dt <= Duration{0}) return;  // paused: nothing new to publish
   const Duration now = info.sim_time + info.dt;

@@ -314,9 +314,62 @@ TEST_F(TransportTest, ActuatorCommandsArriveAtTheNextStep) {
   EXPECT_EQ(*v, (std::vector<double>{100, -200.5}));
 }
 
+// Publishes `velocity` on `topic` until `e`'s ActuatorCommands shows it.
+bool commands_arrive(Node& node, sim::Runner& runner, const std::string& topic, ecs::Entity e,
+                     double velocity) {
+  auto pub = node.Advertise<msgs::Actuators>(topic);
+  msgs::Actuators a;
+  a.add_velocity(velocity);
+  for (int i = 0; i < 500; ++i) {
+    pub.Publish(a);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto seen = detail::on_step_thread<bool>(
+        runner,
+        [&](sim::Runner& r) {
+          const auto* cmd = r.registry().try_get<c::ActuatorCommands>(e);
+          return cmd && cmd->velocity == std::vector<double>{velocity};
+        },
+        std::chrono::seconds(5));
+    if (seen && *seen) return true;
+  }
+  return false;
+}
+
+// A model removed at one step boundary and another spawned at the next leave the number of
+// topic components unchanged: the new one is subscribed all the same (the registry's
+// new/removed lists), after the removed one's subscription of the same topic is dropped.
+TEST_F(TransportTest, RemovedThenSpawnedInTheNextStepIsSubscribed) {
+  ecs::Entity a = ecs::kNullEntity;
+  start(false, [&](sim::Runner& r) {
+    a = r.registry().child_by_name(r.world(), "box");
+    r.registry().add<c::ActuatorCommandTopic>(a, "/a/command/motor_speed");
+  });
+  ASSERT_TRUE(commands_arrive(*node_, *runner_, "/a/command/motor_speed", a, 1));
+
+  // Boundary k: `a` is removed (gone at the end of that step); boundary k+1: `b` appears with
+  // the topic `a` had (a model removed and spawned again): the count of topic components is
+  // back where it was.
+  auto b = std::make_shared<ecs::Entity>(ecs::kNullEntity);
+  const auto removed = detail::on_step_thread<bool>(
+      *runner_,
+      [a, b](sim::Runner& r) {
+        r.registry().request_remove(a);
+        r.post([b](sim::Runner& run) {
+          *b = run.registry().create(run.world());
+          run.registry().add<c::Name>(*b, "b");
+          run.registry().add<c::ActuatorCommandTopic>(*b, "/a/command/motor_speed");
+        });
+        return true;
+      },
+      std::chrono::seconds(5));
+  ASSERT_TRUE(removed && *removed);
+  ASSERT_TRUE(wait_for([b](sim::Runner&) { return *b != ecs::kNullEntity; }));
+  EXPECT_TRUE(commands_arrive(*node_, *runner_, "/a/command/motor_speed", *b, 2));
+}
+
 TEST_F(TransportTest, SensorReadingsArePublishedWhenTheirSequenceAdvances) {
   ecs::Entity sensor = ecs::kNullEntity;
-  start(true, [&](sim::Runner& r) {
+  start(false, [&](sim::Runner& r) {
     const auto box = r.registry().child_by_name(r.world(), "box");
     sensor = r.registry().create(r.registry().child_by_name(box, "body"));
     r.registry().add<c::Name>(sensor, "imu");
@@ -335,10 +388,8 @@ TEST_F(TransportTest, SensorReadingsArePublishedWhenTheirSequenceAdvances) {
   };
   Unsubscribe guard{node_.get(), {"/test/imu"}};
   ASSERT_TRUE(node_->Subscribe("/test/imu", cb));
-  // Keep writing new samples until one arrives (the subscription needs a moment to connect).
-  std::uint64_t seq = 0;
-  for (int i = 0; i < 300; ++i) {
-    ++seq;
+  // Sample `seq` stamped seq µs, written at a step boundary.
+  const auto write = [&](std::uint64_t seq) {
     detail::on_step_thread<bool>(
         *runner_,
         [&, seq](sim::Runner& r) {
@@ -350,20 +401,41 @@ TEST_F(TransportTest, SensorReadingsArePublishedWhenTheirSequenceAdvances) {
           return true;
         },
         std::chrono::seconds(5));
+  };
+  const auto received = [&](std::uint64_t seq) {
+    return std::count_if(st->got.begin(), st->got.end(), [&](const msgs::IMU& m) {
+      return detail::from_msg(m.header().stamp()).count() == static_cast<std::int64_t>(seq * 1000);
+    });
+  };
+  // Keep writing new samples until one arrives (the subscription needs a moment to connect).
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 300; ++i) {
+    write(++seq);
     std::unique_lock lock(st->m);
     if (st->cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return !st->got.empty(); })) {
       break;
     }
   }
-  std::lock_guard lock(st->m);
-  ASSERT_FALSE(st->got.empty());
-  const auto& m = st->got.front();
-  EXPECT_EQ(m.entity_name(), "tw::box::body::imu");
-  EXPECT_EQ(m.linear_acceleration().z(), 9.8);
-  EXPECT_EQ(detail::from_msg(m.header().stamp()).count() % 1000, 0);
-  // An unchanged sequence is not published again.
-  const std::size_t n = st->got.size();
-  EXPECT_LE(n, 3u);
+  {
+    std::lock_guard lock(st->m);
+    ASSERT_FALSE(st->got.empty());
+    const auto& m = st->got.front();
+    EXPECT_EQ(m.entity_name(), "tw::box::body::imu");
+    EXPECT_EQ(m.linear_acceleration().z(), 9.8);
+    EXPECT_EQ(detail::from_msg(m.header().stamp()).count() % 1000, 0);
+  }
+  // The last sample stays unchanged for 200 steps, then a marker sample follows: the marker
+  // arriving means everything published before it has arrived (one publisher, in order). The
+  // unchanged sample was published once, not once per step.
+  const std::uint64_t last = seq;
+  const auto it = iterations();
+  ASSERT_TRUE(wait_for([it](sim::Runner& r) { return r.info().iterations > it + 200; }));
+  write(last + 1);
+  std::unique_lock lock(st->m);
+  ASSERT_TRUE(
+      st->cv.wait_for(lock, std::chrono::seconds(30), [&] { return received(last + 1) > 0; }));
+  EXPECT_EQ(received(last), 1);
+  for (std::uint64_t k = 1; k <= last + 1; ++k) EXPECT_LE(received(k), 1) << "sample " << k;
 }
 
 }  // namespace
