@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <thread>
 
+#include "kestrel/components/pacing.h"
 #include "kestrel/components/world.h"
 
 namespace kestrel::sim {
@@ -85,7 +86,17 @@ Runner::Runner(Options options) : options_(std::move(options)) {
   registry_.add<components::WorldSeed>(world_, options_.seed);
   paused_ = options_.paused;
   info_.dt = options_.step_size;
-  if (options_.post_update_threads > 1) pool_ = std::make_unique<Pool>(options_.post_update_threads);
+  paced_rtf_ = options_.real_time_factor;
+  if (options_.post_update_threads > 1)
+    pool_ = std::make_unique<Pool>(options_.post_update_threads);
+  stop_signal_request_ = events_.subscribe<StopSignalRequest>([this](const StopSignalRequest& r) {
+    if (r.signal) *r.signal = &stop_signal_;
+  });
+}
+
+void Runner::stop() {
+  stop_requested_ = true;
+  stop_signal_.raise();
 }
 
 // Systems go first, while everything they may call back into (post(), the registry) exists.
@@ -102,8 +113,10 @@ void Runner::set_options(Options options) {
   registry_.get<components::WorldSeed>(world_).value = options_.seed;
   paused_ = options_.paused;
   info_.dt = options_.step_size;
+  paced_rtf_ = options_.real_time_factor;
   pool_.reset();
-  if (options_.post_update_threads > 1) pool_ = std::make_unique<Pool>(options_.post_update_threads);
+  if (options_.post_update_threads > 1)
+    pool_ = std::make_unique<Pool>(options_.post_update_threads);
 }
 
 SystemEntry Runner::make_entry(std::unique_ptr<System> system, ecs::Entity entity,
@@ -146,8 +159,8 @@ SystemEntry& Runner::add_system(std::unique_ptr<System> system, ecs::Entity enti
                                 std::shared_ptr<const Element> config, std::string name,
                                 std::string origin) {
   KESTREL_DEMAND(!configured_);
-  systems_.push_back(make_entry(std::move(system), entity, std::move(config), std::move(name),
-                                std::move(origin)));
+  systems_.push_back(
+      make_entry(std::move(system), entity, std::move(config), std::move(name), std::move(origin)));
   return systems_.back();
 }
 
@@ -171,7 +184,8 @@ void Runner::configure() {
   KESTREL_DEMAND(!configured_);
   std::stable_sort(systems_.begin(), systems_.end(), by_priority);
   for (auto& s : systems_) {
-    if (s.configure_priority) s.configure_priority->configure_priority(s.entity, *s.config, registry_, events_);
+    if (s.configure_priority)
+      s.configure_priority->configure_priority(s.entity, *s.config, registry_, events_);
   }
   for (auto& s : systems_) {
     if (s.configure) s.configure->configure(s.entity, *s.config, registry_, events_);
@@ -194,7 +208,8 @@ void Runner::add_systems_now(std::vector<NewSystem> systems) {
   std::stable_sort(fresh.begin(), fresh.end(), by_priority);
   // An exception leaves `fresh` to be destroyed here: nothing was added.
   for (auto& s : fresh) {
-    if (s.configure_priority) s.configure_priority->configure_priority(s.entity, *s.config, registry_, events_);
+    if (s.configure_priority)
+      s.configure_priority->configure_priority(s.entity, *s.config, registry_, events_);
   }
   for (auto& s : fresh) {
     if (s.configure) s.configure->configure(s.entity, *s.config, registry_, events_);
@@ -372,8 +387,22 @@ bool Runner::step_once() {
   return true;
 }
 
-void Runner::pace(Clock::time_point step_start) {
-  const double rtf = options_.real_time_factor;
+// Real time while any system asks for it (components::RealTimePacing), else the world's factor.
+double Runner::wanted_real_time_factor() const {
+  bool real_time = false;
+  registry_.each<components::RealTimePacing>(
+      [&](ecs::Entity, const components::RealTimePacing& p) { real_time = real_time || p.active; });
+  return real_time ? 1.0 : options_.real_time_factor;
+}
+
+void Runner::pace() {
+  const double rtf = wanted_real_time_factor();
+  if (rtf != paced_rtf_) {  // a new factor counts from now
+    paced_rtf_ = rtf;
+    pace_origin_ = Clock::now();
+    pace_sim_origin_ = info_.sim_time;
+    return;
+  }
   if (rtf <= 0) return;
   // Deadline of this sim time measured from the pacing origin: no drift accumulates.
   const auto sim_elapsed = info_.sim_time - pace_sim_origin_;
@@ -382,7 +411,7 @@ void Runner::pace(Clock::time_point step_start) {
                          std::chrono::duration<double, std::nano>(sim_elapsed.count() / rtf));
   auto now = Clock::now();
   if (now > deadline + std::chrono::milliseconds(100)) {
-    // Far behind (debugger, overload): re-anchor instead of racing to catch up.
+    // Far behind (debugger, overload, a system that waited): re-anchor instead of racing.
     pace_origin_ = now;
     pace_sim_origin_ = info_.sim_time;
     return;
@@ -391,10 +420,10 @@ void Runner::pace(Clock::time_point step_start) {
   if (deadline - now > kSpin) std::this_thread::sleep_until(deadline - kSpin);
   while (Clock::now() < deadline) {
   }
-  (void)step_start;
 }
 
-void Runner::run(std::optional<std::uint64_t> max_iterations, std::optional<Duration> max_sim_time) {
+void Runner::run(std::optional<std::uint64_t> max_iterations,
+                 std::optional<Duration> max_sim_time) {
   KESTREL_DEMAND(configured_);
   pace_origin_ = Clock::now();
   pace_sim_origin_ = info_.sim_time;
@@ -402,10 +431,14 @@ void Runner::run(std::optional<std::uint64_t> max_iterations, std::optional<Dura
   while (!stop_requested_) {
     if (max_iterations && info_.iterations >= *max_iterations) break;
     if (max_sim_time && info_.sim_time >= *max_sim_time) break;
-    const auto start = Clock::now();
-    const bool stepped = step_once();
+    bool stepped = false;
+    try {
+      stepped = step_once();
+    } catch (const StepInterrupted&) {
+      break;  // a system's wait was ended by stop(): the step is abandoned
+    }
     if (stepped) {
-      pace(start);
+      pace();
     } else {
       // Paused: keep the pacing anchor current and do not burn a core.
       std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
+#include "kestrel/components/pacing.h"
 #include "kestrel/components/world.h"
 
 namespace kestrel::sim {
@@ -28,7 +30,9 @@ class Recorder : public System,
   void configure(ecs::Entity, const Element&, ecs::Registry&, EventBus&) override {
     t_.calls.push_back(name_ + ":configure");
   }
-  void pre_update(const UpdateInfo&, ecs::Registry&) override { t_.calls.push_back(name_ + ":pre"); }
+  void pre_update(const UpdateInfo&, ecs::Registry&) override {
+    t_.calls.push_back(name_ + ":pre");
+  }
   void update(const UpdateInfo&, ecs::Registry&) override { t_.calls.push_back(name_ + ":update"); }
   void post_update(const UpdateInfo&, const ecs::Registry&) override {
     t_.calls.push_back(name_ + ":post");
@@ -50,7 +54,8 @@ TEST(Runner, PhasesRunInPriorityOrderWithTiesInLoadOrder) {
   Trace t;
   Runner r(fast());
   r.add_system(std::make_unique<Recorder>(t, "b0", 0), 0, nullptr, "b0", "test");
-  r.add_system(std::make_unique<Recorder>(t, "phys", priority::kPhysics), 0, nullptr, "phys", "test");
+  r.add_system(std::make_unique<Recorder>(t, "phys", priority::kPhysics), 0, nullptr, "phys",
+               "test");
   r.add_system(std::make_unique<Recorder>(t, "a0", 0), 0, nullptr, "a0", "test");
   r.add_system(std::make_unique<Recorder>(t, "uc", priority::kUserCommands), 0, nullptr, "uc", "t");
   // A plugin element can override the priority, as <gz:system_priority> does in Gazebo.
@@ -243,6 +248,69 @@ TEST(Runner, PacesToRealTimeFactorOne) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double rtf = 2.0 / wall;
   EXPECT_NEAR(rtf, 1.0, 0.05) << "wall " << wall << " s";
+}
+
+// Asks for real time (components::RealTimePacing on the world) for the steps before `until`.
+class RealTimeUntil : public System, public ISystemConfigure, public ISystemPreUpdate {
+ public:
+  explicit RealTimeUntil(Duration until) : until_(until) {}
+  void configure(ecs::Entity e, const Element&, ecs::Registry& reg, EventBus&) override {
+    entity_ = e;
+    reg.add<components::RealTimePacing>(e, components::RealTimePacing{true});
+  }
+  void pre_update(const UpdateInfo& info, ecs::Registry& reg) override {
+    reg.get<components::RealTimePacing>(entity_).active = info.sim_time + info.dt < until_;
+  }
+
+ private:
+  Duration until_;
+  ecs::Entity entity_ = ecs::kNullEntity;
+};
+
+// A world at RTF 0 (as fast as possible) runs at real time while a system asks for it, then
+// as fast as possible again. Only a lower bound on wall time is asserted (a loaded machine is
+// only slower).
+TEST(Runner, RealTimePacingOverridesTheFactorWhileActive) {
+  Runner::Options o;
+  o.real_time_factor = 0;
+  Runner r(o);
+  r.add_system(std::make_unique<RealTimeUntil>(Duration{300'000'000}), r.world(), nullptr,
+               "real-time", "test");
+  r.configure();
+  const auto t0 = std::chrono::steady_clock::now();
+  r.run(std::nullopt, Duration{300'000'000});
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(wall, 0.29) << "0.3 s of sim time at real time";
+  // After it: 10 s of sim time as fast as possible.
+  r.run(std::nullopt, Duration{10'300'000'000});
+  EXPECT_EQ(r.paced_real_time_factor(), 0.0);
+  EXPECT_EQ(r.info().sim_time.count(), 10'300'000'000);
+}
+
+// A system blocked on the stop signal (as a SITL bridge waiting for its autopilot) is woken by
+// stop() from another thread; run() abandons that step and returns.
+class BlocksUntilStopped : public System, public ISystemConfigure, public ISystemPreUpdate {
+ public:
+  void configure(ecs::Entity, const Element&, ecs::Registry&, EventBus& events) override {
+    events.publish(StopSignalRequest{&signal_});
+  }
+  void pre_update(const UpdateInfo& info, ecs::Registry&) override {
+    if (info.iterations < 3) return;
+    ASSERT_NE(signal_, nullptr);
+    while (!signal_->raised()) std::this_thread::yield();
+    throw StepInterrupted();
+  }
+  const StopSignal* signal_ = nullptr;
+};
+
+TEST(Runner, StopWakesASystemBlockedOnTheStopSignal) {
+  Runner r(Runner::Options{});
+  r.add_system(std::make_unique<BlocksUntilStopped>(), r.world(), nullptr, "blocks", "test");
+  r.configure();
+  std::thread t([&] { r.run(); });
+  r.stop();
+  t.join();
+  EXPECT_LE(r.info().iterations, 3u);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "kestrel/ecs/registry.h"
 #include "kestrel/sim/event_bus.h"
 #include "kestrel/sim/events.h"
+#include "kestrel/sim/stop_signal.h"
 #include "kestrel/system.h"
 
 namespace kestrel::sim {
@@ -122,11 +123,13 @@ class Runner {
   /// Returns true if a step was simulated.
   bool step_once();
   /// Runs until stop() is called, the iteration limit or the sim time limit is reached, paced
-  /// to the real-time factor. Blocking.
+  /// to the real-time factor — or to real time while any components::RealTimePacing is active.
+  /// A step a system abandons with StepInterrupted (after stop()) ends the run. Blocking.
   void run(std::optional<std::uint64_t> max_iterations = std::nullopt,
            std::optional<Duration> max_sim_time = std::nullopt);
-  /// Asks run() to return after the current step. Thread-safe.
-  void stop() { stop_requested_ = true; }
+  /// Asks run() to return after the current step, and wakes a system blocked on the
+  /// StopSignal (stop_signal.h). Thread-safe.
+  void stop();
   bool stop_requested() const { return stop_requested_; }
 
   // ---- control (thread-safe; applied at the next step boundary) -------------------------------
@@ -153,6 +156,9 @@ class Runner {
 
   RunStats stats() const;
   UpdateInfo info() const { return info_; }
+  /// The real-time factor the last step was paced to: 1 while a RealTimePacing is active,
+  /// else options().real_time_factor.
+  double paced_real_time_factor() const { return paced_rtf_; }
 
  private:
   void apply_control();
@@ -162,7 +168,8 @@ class Runner {
                          std::string origin) const;
   void rebuild_phases();
   void post_update_phase();
-  void pace(std::chrono::steady_clock::time_point step_start);
+  void pace();
+  double wanted_real_time_factor() const;
 
   Options options_;
   ecs::Registry registry_;
@@ -175,15 +182,18 @@ class Runner {
 
   UpdateInfo info_;
   bool paused_ = false;
-  std::uint64_t steps_pending_ = 0;       // multi_step while paused
-  std::optional<Duration> run_to_;        // run_to_sim_time target
-  std::optional<std::uint64_t> seed_;     // set_seed, applied at the end of the step
+  std::uint64_t steps_pending_ = 0;    // multi_step while paused
+  std::optional<Duration> run_to_;     // run_to_sim_time target
+  std::optional<std::uint64_t> seed_;  // set_seed, applied at the end of the step
   std::atomic<bool> stop_requested_{false};
+  StopSignal stop_signal_;
+  EventBus::Subscription stop_signal_request_;
 
   mutable std::mutex control_mutex_;
   std::deque<std::function<void(Runner&)>> control_;
 
   // Pacing and stats.
+  double paced_rtf_ = 1.0;  // the factor pace() used last (RealTimePacing may override)
   std::chrono::steady_clock::time_point pace_origin_;
   Duration pace_sim_origin_{0};
   struct Sample {
