@@ -76,6 +76,21 @@ expect 2 "px4 on a static model" "$kestrel" run "$src/worlds/x3_mission.sdf" --n
   --px4 ground_plane
 contains "says the model is static" "$tmp/err" "static"
 
+# An autopilot that never connects: the world holds, says what it waits for and where, and
+# --sitl-connect-timeout ends the run with exit 1 (instance 97: no other test listens there).
+expect 1 "px4 that never connects" "$kestrel" run "$src/test/worlds/sitl_quad.sdf" --no-transport \
+  --px4 quad:97 --sitl-connect-timeout 0.3
+contains "says what it waits for and where" "$tmp/err" \
+  "waiting for PX4 instance 97 to connect on TCP 127.0.0.1:4657 (sim time 0.000 s held"
+contains "gives up loudly" "$tmp/err" "PX4 instance 97 did not connect on TCP 127.0.0.1:4657 within 0.3 s"
+expect 1 "ardupilot that never sends" "$kestrel" run "$src/test/worlds/sitl_quad.sdf" \
+  --no-transport --ardupilot quad:97 --sitl-connect-timeout 0.3
+contains "gives up loudly" "$tmp/err" "ArduPilot instance 97 sent no servo packet to UDP 127.0.0.1:9972"
+expect 2 "connect timeout 0" "$kestrel" run "$src/test/worlds/sitl_quad.sdf" --px4 quad \
+  --sitl-connect-timeout 0
+expect 2 "answer timeout nan" "$kestrel" run "$src/test/worlds/sitl_quad.sdf" --px4 quad \
+  --sitl-answer-timeout nan
+
 # make-swarm writes the world and the vehicle it includes; both load by bare file name from their
 # own folder (the include is relative to the world file), as a user types them.
 mkdir -p "$tmp/swarm"

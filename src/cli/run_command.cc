@@ -32,6 +32,7 @@ struct RunArgs {
   std::string truth_csv;
   double truth_rate = 0;
   std::vector<std::string> px4, ardupilot;
+  std::optional<double> sitl_connect_timeout, sitl_answer_timeout;
   bool no_transport = false;
   std::optional<std::string> transport_ip;
 };
@@ -88,6 +89,8 @@ int run(const RunArgs& a) {
   ws.truth_rate_hz = a.truth_rate;
   ws.px4 = a.px4;
   ws.ardupilot = a.ardupilot;
+  ws.sitl_connect_timeout = a.sitl_connect_timeout;
+  ws.sitl_answer_timeout = a.sitl_answer_timeout;
   ws.transport = !a.no_transport;
   ws.transport_ip = a.transport_ip;
   // Signals are blocked before loading: threads started while loading (transport's) inherit the
@@ -110,11 +113,11 @@ int run(const RunArgs& a) {
     std::size_t models = 0;
     r.registry().each<components::Model>([&](ecs::Entity, const components::Model&) { ++models; });
     std::printf("kestrel: world '%s': %zu models, %zu systems, step %.6g s, RTF %s\n",
-                 r.options().world_name.c_str(), models, r.systems().size(),
-                 to_seconds(r.options().step_size),
-                 r.options().real_time_factor == 0
-                     ? "max"
-                     : std::to_string(r.options().real_time_factor).c_str());
+                r.options().world_name.c_str(), models, r.systems().size(),
+                to_seconds(r.options().step_size),
+                r.options().real_time_factor == 0
+                    ? "max"
+                    : std::to_string(r.options().real_time_factor).c_str());
     std::fflush(stdout);
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -126,12 +129,13 @@ int run(const RunArgs& a) {
   const auto info = r.info();
   const double sim = to_seconds(info.sim_time);
   if (!a.quiet) {
-    std::printf("kestrel: %s after %llu iterations: sim time %.3f s, wall time %.3f s, RTF %.2f, "
-                "%.0f iterations/s%s\n",
-                server.signal_received() ? "stopped by signal" : "finished",
-                static_cast<unsigned long long>(info.iterations), sim, wall,
-                wall > 0 ? sim / wall : 0.0, wall > 0 ? info.iterations / wall : 0.0,
-                r.registry().count<components::Model>() ? "" : " (empty world)");
+    std::printf(
+        "kestrel: %s after %llu iterations: sim time %.3f s, wall time %.3f s, RTF %.2f, "
+        "%.0f iterations/s%s\n",
+        server.signal_received() ? "stopped by signal" : "finished",
+        static_cast<unsigned long long>(info.iterations), sim, wall, wall > 0 ? sim / wall : 0.0,
+        wall > 0 ? info.iterations / wall : 0.0,
+        r.registry().count<components::Model>() ? "" : " (empty world)");
     print_world_summary(r);
     if (!a.truth_csv.empty()) std::printf("  ground truth written to %s\n", a.truth_csv.c_str());
   }
@@ -176,6 +180,14 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "Fly MODEL with ArduPilot SITL JSON (UDP 127.0.0.1:9002+10*INSTANCE); "
                   "repeatable")
       ->type_name("MODEL[:INSTANCE]");
+  cmd->add_option("--sitl-connect-timeout", args->sitl_connect_timeout,
+                  "Give up (exit 1) when an autopilot has not connected after SEC seconds of "
+                  "wall clock; default: wait as long as it takes")
+      ->check(finite_number(0, false));
+  cmd->add_option("--sitl-answer-timeout", args->sitl_answer_timeout,
+                  "Run on without the autopilot (rotors at zero) when an answer takes longer "
+                  "than SEC seconds of wall clock; default: lockstep waits as long as it takes")
+      ->check(finite_number(0, false));
   auto* nt = cmd->add_flag("--no-transport", args->no_transport,
                            "Run without topics and services (no transport node at all)");
   // Only world control (a transport service) can resume a paused world.

@@ -5,10 +5,11 @@
 
 #include "cli/commands.h"
 #include "kestrel/components/model.h"
+#include "kestrel/components/sitl.h"
 #include "kestrel/physics/truth_csv.h"
-#include "kestrel/world/setup.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
+#include "kestrel/world/setup.h"
 
 namespace kestrel::cli {
 
@@ -69,6 +70,16 @@ std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
         throw UsageError(e.what());
       }
     }
+  }
+  try {
+    sitl::check_channel_maps(*runner);
+  } catch (const sitl::AttachError& e) {
+    throw UsageError(e.what());
+  }
+  // Wall-clock limits for every bridge, SDF-declared ones included (src/sitl/README.md).
+  if (s.sitl_connect_timeout || s.sitl_answer_timeout) {
+    runner->registry().add<components::SitlTimeouts>(
+        runner->world(), components::SitlTimeouts{s.sitl_connect_timeout, s.sitl_answer_timeout});
   }
   runner->configure();
   return runner;

@@ -15,15 +15,17 @@ struct WorldSettings {
   std::filesystem::path path;
   std::uint64_t seed = 0;
   bool paused = false;
-  std::optional<double> rtf;  ///< overrides the world's <physics><real_time_factor>
-  bool strict = false;        ///< warnings are errors
-  bool quiet = false;         ///< do not print warnings
-  std::string truth_csv;      ///< ground-truth CSV path (empty: none)
-  double truth_rate_hz = 0;   ///< CSV samples per second of sim time (0: every step)
+  std::optional<double> rtf;           ///< overrides the world's <physics><real_time_factor>
+  bool strict = false;                 ///< warnings are errors
+  bool quiet = false;                  ///< do not print warnings
+  std::string truth_csv;               ///< ground-truth CSV path (empty: none)
+  double truth_rate_hz = 0;            ///< CSV samples per second of sim time (0: every step)
   std::vector<std::string> px4;        ///< --px4 MODEL[:INSTANCE] (SITL bridges)
   std::vector<std::string> ardupilot;  ///< --ardupilot MODEL[:INSTANCE]
-  bool transport = true;      ///< topics and services (false: --no-transport)
-  std::optional<std::string> transport_ip;  ///< --transport-ip (default: IGN_IP or 127.0.0.1)
+  std::optional<double> sitl_connect_timeout;  ///< --sitl-connect-timeout [s] (every bridge)
+  std::optional<double> sitl_answer_timeout;   ///< --sitl-answer-timeout [s] (every bridge)
+  bool transport = true;                       ///< topics and services (false: --no-transport)
+  std::optional<std::string> transport_ip;     ///< --transport-ip (default: IGN_IP or 127.0.0.1)
 };
 
 /// Loads the world, adds its systems and configures the runner. Prints warnings to stderr.

@@ -6,14 +6,14 @@
 //   uint16 pwm[16 or 32] [µs]  — little-endian, packed.
 // Kestrel runs physics for 1/frame_rate seconds of sim time (whole steps) with those outputs,
 // then answers the sender with one JSON text datagram describing the state at the end of the
-// frame. ArduPilot waits for the answer before its next frame: lockstep by construction. Kestrel
-// waits for the next packet before stepping again; no packet within the timeout → one warning,
-// rotors to zero, the world runs on until packets come back.
+// frame. ArduPilot waits for the answer before its next frame, and Kestrel for the next packet
+// before stepping again: lockstep by construction (src/sitl/README.md, "Lockstep"). Before the
+// first packet the world holds at its first step; only <answer_timeout> makes it run on
+// without packets (rotors to zero until they come back).
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include <array>
 #include <chrono>
@@ -25,14 +25,14 @@
 #include "sitl/actuator_map.h"
 #include "sitl/ardupilot_packet.h"
 #include "sitl/autopilot_clock.h"
+#include "sitl/exchange_cost.h"
 #include "sitl/frames.h"
+#include "sitl/lockstep.h"
 #include "sitl/net.h"
 #include "sitl/vehicle.h"
 
 namespace kestrel::sitl {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 class ArduPilotBridge final : public System,
                               public ISystemConfigure,
@@ -43,38 +43,36 @@ class ArduPilotBridge final : public System,
   int priority() const override { return priority::kPrePhysics - 1; }
 
   ~ArduPilotBridge() override {
-    if (frames_ > 0 || bad_packets_ > 0) {
-      const double per = frames_ > 1 ? (cpu_last_ - cpu_first_) / double(frames_ - 1) : 0;
-      fmt::print(stderr,
-                 "kestrel: {}: {} frames answered ({:.1f} us step-thread CPU each), {} "
-                 "stalls, {} bad packets\n",
-                 who_, frames_, per * 1e6, stalls_, bad_packets_);
-    }
+    if (packets_ == 0 && bad_packets_ == 0) return;
+    fmt::print(stderr,
+               "kestrel: {}: {} servo packets, {} frames answered, {} repeated and {} skipped "
+               "frame counts, {} restarts, {} stalls, {} bad packets\n",
+               who_, packets_, frames_, repeated_, skipped_, restarts_, stalls_, bad_packets_);
+    if (frames_ > 1) fmt::print(stderr, "kestrel: {}: {}\n", who_, cost_.summary());
   }
 
   void configure(ecs::Entity entity, const Element& cfg, ecs::Registry& reg,
-                 sim::EventBus&) override {
+                 sim::EventBus& events) override {
     instance_ = cfg.get_or<unsigned>("instance", 0u);
     who_ = fmt::format("ArduPilot bridge (model '{}', instance {})", reg.scoped_name(entity),
                        instance_);
     address_ = cfg.get_or<std::string>("address", "127.0.0.1");
     port_ = cfg.get_or<int>("port", default_port(Autopilot::kArduPilot, instance_));
-    const double timeout = cfg.get_or<double>("lockstep_timeout", 1.0);
     pwm_min_ = cfg.get_or<double>("pwm_min", 1000.0);
     pwm_max_ = cfg.get_or<double>("pwm_max", 2000.0);
     const double max_rotor = cfg.get_or<double>("max_rotor_velocity", 1000.0);
     const std::string link = cfg.get_or<std::string>("link", "");
-    if (!(timeout > 0)) throw Error(cfg.where(), who_ + ": <lockstep_timeout> must be > 0 s");
     if (!(pwm_max_ > pwm_min_)) {
       throw Error(cfg.where(), fmt::format("{}: <pwm_max> {} must exceed <pwm_min> {}", who_,
                                            pwm_max_, pwm_min_));
     }
     if (!(max_rotor > 0)) throw Error(cfg.where(), who_ + ": <max_rotor_velocity> must be > 0");
-    timeout_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
     // ArduCopter's quad X: motor 1 front right, 2 back left, 3 front left, 4 back right on
     // SERVO1..4 — the rotor order of the iris, x500 and X3 models.
     map_ = ChannelMap::parse(cfg, ChannelMap::identity(4, max_rotor), 32, max_rotor, who_);
     vehicle_ = find_vehicle(reg, entity, link, who_);
+    limits_ = LockstepLimits::read(cfg, reg, vehicle_.world, who_);
+    stop_ = stop_signal_of(events);
     reader_.bind(reg, vehicle_, "");  // ArduPilot has its own WMM: no field note
     socket_ = udp_bind(address_, port_, who_);
     if (!reg.has<components::ActuatorCommands>(entity)) {
@@ -98,27 +96,12 @@ class ArduPilotBridge final : public System,
     }
     last_t_ = info.sim_time;
     if (!info.paused && !in_frame_) {
-      // Between frames: take ArduPilot's next packet; once it is talking to us, wait for it.
-      Received r = receive(0);
-      if (r != Received::kFrame && lockstep_active_) {
-        const auto deadline = Clock::now() + timeout_;
-        while (r != Received::kFrame && Clock::now() < deadline) {
-          const auto ms =
-              std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())
-                  .count();
-          r = receive(static_cast<int>(std::max<long>(1, ms)));
-        }
-        if (r != Received::kFrame) {
-          ++stalls_;
-          restart_ = true;
-          lockstep_active_ = false;
-          have_outputs_ = false;
-          fmt::print(stderr,
-                     "kestrel: WARNING: {}: no servo packet from ArduPilot within "
-                     "{:.3f} s (wall clock); rotors set to zero and the world runs on without "
-                     "waiting until packets come back\n",
-                     who_, std::chrono::duration<double>(timeout_).count());
-        }
+      // Between frames: ArduPilot's next packet starts the next frame. Wait for it (for the
+      // first one too); only <answer_timeout> runs the world on without it.
+      // In lockstep the wait's poll() comes first: one poll() and one recvfrom() per frame.
+      Received r = lockstep_active_ ? Received::kNothing : receive();
+      if (r != Received::kFrame && (lockstep_active_ || !have_frame_count_)) {
+        r = wait_for_packet(info);
       }
       if (r == Received::kFrame) {
         // Frames end on the ideal schedule t0 + k·period (the first step at or after it), so a
@@ -146,11 +129,70 @@ class ArduPilotBridge final : public System,
  private:
   enum class Received { kNothing, kFrame, kOther };
 
-  // Reads every waiting datagram (waiting up to timeout_ms for the first). A new frame starts
-  // a frame (kFrame); a duplicate is answered with the last reply.
-  Received receive(int timeout_ms) {
+  std::string where() const { return fmt::format("UDP {}:{}", address_, port_); }
+
+  // Blocks until a servo packet starts a frame: a line every kWaitReport. Before the first
+  // packet <connect_timeout> ends the run (an Error: exit 1); in lockstep <answer_timeout>
+  // runs the world on without ArduPilot (rotors to zero); a stop request ends the wait.
+  Received wait_for_packet(const UpdateInfo& info) {
+    const bool first = !have_frame_count_;
+    const auto limit = first ? limits_.connect_s : limits_.answer_s;
+    const auto say = [&](double waited) {
+      if (first) {
+        fmt::print(stderr,
+                   "kestrel: {}: waiting for ArduPilot instance {} to send its first servo "
+                   "packet to {} (sim time {:.3f} s held{}{})\n",
+                   who_, instance_, where(), to_seconds(info.sim_time),
+                   waited > 0 ? fmt::format(", {:.0f} s so far", waited) : "",
+                   limit ? fmt::format(", giving up after {} s", *limit) : "");
+      } else {
+        fmt::print(stderr,
+                   "kestrel: WARNING: {}: waiting {:.0f} s (wall clock) for ArduPilot's next "
+                   "servo packet (after frame {}) on {}; the world holds at sim time {:.3f} "
+                   "s{}\n",
+                   who_, waited, last_frame_count_, where(), to_seconds(info.sim_time),
+                   limit ? "" : " (--sitl-answer-timeout SEC runs on instead)");
+      }
+    };
+    if (first) say(0);
+    Wait wait(stop_, limit);
+    for (;;) {
+      switch (wait.next({socket_.get()})) {
+        case Wait::Event::kReadable:
+          if (receive() == Received::kFrame) return Received::kFrame;
+          break;
+        case Wait::Event::kReport:
+          say(wait.waited_s());
+          break;
+        case Wait::Event::kExpired:
+          if (first) {
+            throw Error(fmt::format(
+                "{}: ArduPilot instance {} sent no servo packet to {} within {} s "
+                "(--sitl-connect-timeout / <connect_timeout>); the world stopped at sim time "
+                "{:.3f} s. Start ArduPilot SITL with --model JSON (docs/ardupilot.md) or leave "
+                "the timeout out to wait as long as it takes",
+                who_, instance_, where(), *limit, to_seconds(info.sim_time)));
+          }
+          ++stalls_;
+          restart_ = true;
+          lockstep_active_ = false;
+          have_outputs_ = false;
+          fmt::print(stderr,
+                     "kestrel: WARNING: {}: no servo packet from ArduPilot within {} s (wall "
+                     "clock, --sitl-answer-timeout / <answer_timeout>); rotors set to zero and "
+                     "the world runs on without waiting until packets come back\n",
+                     who_, *limit);
+          return Received::kNothing;
+      }
+    }
+  }
+
+  // Reads the waiting datagrams up to the first that starts a new frame (kFrame; later ones
+  // wait in the socket). Every packet is answered exactly once: a new frame by the reply at
+  // its end, a repeated frame count (ArduPilot resends a frame it got no answer to) at once
+  // with that frame's reply. Never blocks.
+  Received receive() {
     Received result = Received::kNothing;
-    if (timeout_ms > 0 && !wait_readable(socket_.get(), timeout_ms)) return result;
     for (;;) {
       sockaddr_in from{};
       socklen_t len = sizeof from;
@@ -163,26 +205,45 @@ class ArduPilotBridge final : public System,
         if (bad_packets_++ == 0) {
           fmt::print(stderr,
                      "kestrel: WARNING: {}: ignoring a malformed servo packet ({}); "
-                     "further ones are only counted\n",
+                     "further ones are counted and reported at exit\n",
                      who_, error);
         }
         if (result == Received::kNothing) result = Received::kOther;
         continue;
       }
+      ++packets_;
       peer_ = from;
       if (have_frame_count_ && p.frame_count == last_frame_count_) {
-        if (!last_reply_.empty()) send_text(last_reply_);  // ArduPilot resent: same answer
+        if (repeated_++ == 0) {
+          fmt::print(stderr,
+                     "kestrel: WARNING: {}: ArduPilot sent frame {} again (it resends a frame "
+                     "it got no answer to); answered with that frame's state, without "
+                     "stepping; further repeats are counted\n",
+                     who_, p.frame_count);
+        }
+        if (!last_reply_.empty()) send_text(last_reply_);
         if (result == Received::kNothing) result = Received::kOther;
         continue;
       }
       if (have_frame_count_ && p.frame_count < last_frame_count_) {
-        fmt::print(stderr, "kestrel: {}: ArduPilot restarted (frame count went back)\n", who_);
+        ++restarts_;
+        fmt::print(stderr, "kestrel: WARNING: {}: ArduPilot restarted (frame count {} after {})\n",
+                   who_, p.frame_count, last_frame_count_);
+      } else if (have_frame_count_ && p.frame_count > last_frame_count_ + 1) {
+        const std::uint32_t missed = p.frame_count - last_frame_count_ - 1;
+        if (skipped_ == 0) {
+          fmt::print(stderr,
+                     "kestrel: WARNING: {}: frame count jumped from {} to {}: {} frame{} never "
+                     "arrived (stepping on from the new one; further gaps are counted)\n",
+                     who_, last_frame_count_, p.frame_count, missed, missed == 1 ? "" : "s");
+        }
+        skipped_ += missed;
       }
       if (!have_frame_count_ || !lockstep_active_) {
         fmt::print(stderr,
-                   "kestrel: {}: ArduPilot connected ({} channels, {} Hz frames); "
-                   "lockstep on\n",
-                   who_, p.channels, p.frame_rate);
+                   "kestrel: {}: ArduPilot {} ({} channels, {} Hz frames); lockstep on, sim "
+                   "time advances only on its servo packets\n",
+                   who_, have_frame_count_ ? "talks again" : "connected", p.channels, p.frame_rate);
       }
       have_frame_count_ = true;
       last_frame_count_ = p.frame_count;
@@ -193,7 +254,7 @@ class ArduPilotBridge final : public System,
       lockstep_active_ = true;
       in_frame_ = true;
       frame_period_ = from_seconds(1.0 / p.frame_rate);
-      return Received::kFrame;  // one frame at a time; later packets wait in the socket
+      return Received::kFrame;
     }
   }
 
@@ -214,10 +275,7 @@ class ArduPilotBridge final : public System,
     };
     last_reply_ = "\n" + j.dump() + "\n";
     send_text(last_reply_);
-    timespec ts{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    cpu_last_ = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-    if (frames_ == 0) cpu_first_ = cpu_last_;
+    cost_.exchange();
     ++frames_;
   }
 
@@ -247,7 +305,8 @@ class ArduPilotBridge final : public System,
   std::string who_, address_;
   int port_ = 9002;
   double pwm_min_ = 1000, pwm_max_ = 2000;
-  Clock::duration timeout_{};
+  LockstepLimits limits_;
+  const sim::StopSignal* stop_ = nullptr;
   ChannelMap map_;
   Vehicle vehicle_;
   SensorReader reader_;
@@ -264,8 +323,9 @@ class ArduPilotBridge final : public System,
   Duration frame_period_{0}, ideal_end_{0};
   bool restart_ = true;  // the next frame starts a new schedule (first frame, after a stall)
   std::string last_reply_;
-  std::uint64_t frames_ = 0, stalls_ = 0, bad_packets_ = 0;
-  double cpu_first_ = 0, cpu_last_ = 0;  // step-thread CPU time [s] at the first/last answer
+  std::uint64_t packets_ = 0, frames_ = 0, repeated_ = 0, skipped_ = 0, restarts_ = 0, stalls_ = 0,
+                bad_packets_ = 0;
+  ExchangeCost cost_;
 };
 
 }  // namespace

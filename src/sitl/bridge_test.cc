@@ -2,11 +2,13 @@
 // private network namespace). No physics: the vehicle's state is written by the test.
 
 #include <arpa/inet.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -16,11 +18,13 @@
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
+#include "kestrel/components/pacing.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
 #include "kestrel/sensors/environment.h"
 #include "kestrel/sim/runner.h"
+#include "kestrel/sim/stop_signal.h"
 #include "kestrel/sitl/sitl.h"
 #include "sitl/ardupilot_packet.h"
 #include "sitl/frames.h"
@@ -183,21 +187,20 @@ double meridian_radius(double latitude_deg) {
   return kA * (1 - kE2) / std::pow(1 - kE2 * s * s, 1.5);
 }
 
-// lockstep_timeout: long where a stall would break the test on a loaded machine (CI runs the
-// sanitizer build in parallel), short where the test is about the stall.
-std::unique_ptr<sim::Runner> px4_world(int instance, double timeout = 10.0,
+// A PX4 bridge with `params`: by default lockstep without wall-clock limits (the world waits for
+// the fake as long as it takes, as on a loaded CI machine); <answer_timeout> where the test is
+// about running on.
+std::unique_ptr<sim::Runner> px4_world(int instance, const std::string& params = "",
                                        const WorldSpec& spec = {}) {
   auto r = make_world(spec);
-  attach(*r, Autopilot::kPx4,
-         "<instance>" + std::to_string(instance) + "</instance><lockstep_timeout>" +
-             std::to_string(timeout) + "</lockstep_timeout>");
+  attach(*r, Autopilot::kPx4, "<instance>" + std::to_string(instance) + "</instance>" + params);
   return r;
 }
 
 TEST(Px4Bridge, LockstepAnswersDriveTheRotorsDeterministically) {
   auto r = px4_world(11);
   FakePx4 px4(4560 + 11);
-  // Before PX4 answers for the first time the world does not wait; step until it has.
+  // Before PX4 answers for the first time (it boots) the world does not wait; step until it has.
   for (int i = 0; i < 20000 && rotor(*r, 0) <= 0; ++i) r->step_once();
   ASSERT_GT(rotor(*r, 0), 0) << "PX4 never answered";
   // From now on every step after a HIL_SENSOR sees that message's answer: the command is the
@@ -270,7 +273,7 @@ TEST(Px4Bridge, StandInMagnetometerIsTheWmmAtTheVehicle) {
   WorldSpec spec;
   spec.latitude_deg = -50, spec.longitude_deg = -103, spec.elevation = 3000 - 10;
   testing::internal::CaptureStderr();
-  auto r = px4_world(17, 10.0, spec);
+  auto r = px4_world(17, "", spec);
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("the world's <magnetic_field> (5.56e-06 2.29e-05 -4.24e-05 T) differs by "),
             std::string::npos)
@@ -289,7 +292,7 @@ TEST(Px4Bridge, WithoutSphericalCoordinatesTheWorldsFieldIsUsed) {
   WorldSpec spec;
   spec.spherical = false;
   testing::internal::CaptureStderr();
-  auto r = px4_world(18, 10.0, spec);
+  auto r = px4_world(18, "", spec);
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err.find("<magnetic_field>"), std::string::npos) << err;
   FakePx4 px4(4560 + 18);
@@ -309,7 +312,7 @@ TEST(Px4Bridge, WorldHeadingIsRotatedIntoNed) {
   spec.heading_deg = 90;
   spec.X_WB = Pose3d(100, 0, 10, 0, 0, 0);
   spec.v_WB_W = {2, 0, 0};
-  auto r = px4_world(19, 10.0, spec);
+  auto r = px4_world(19, "", spec);
   FakePx4 px4(4560 + 19);
   fly(*r, 300);
   std::lock_guard lock(px4.m);
@@ -416,8 +419,8 @@ TEST(Px4Bridge, AltimeterIsSentAsADownwardDistanceSensorAtItsRate) {
   EXPECT_EQ(px4.distance.current_distance, std::lround(1300.0 / std::cos(0.2)));
 }
 
-TEST(Px4Bridge, StalledPeerZeroesRotorsAfterTimeoutAndLockstepResumes) {
-  auto r = px4_world(13, 0.3);
+TEST(Px4Bridge, WithAnAnswerTimeoutAStalledPeerZeroesRotorsAndLockstepResumes) {
+  auto r = px4_world(13, "<answer_timeout>0.3</answer_timeout>");
   FakePx4 px4(4560 + 13);
   for (int i = 0; i < 20000 && rotor(*r, 0) <= 0; ++i) r->step_once();
   ASSERT_GT(rotor(*r, 0), 0);
@@ -432,8 +435,8 @@ TEST(Px4Bridge, StalledPeerZeroesRotorsAfterTimeoutAndLockstepResumes) {
   EXPECT_GT(rotor(*r, 0), 0);
 }
 
-TEST(Px4Bridge, DisconnectZeroesRotorsAndReconnectResumes) {
-  auto r = px4_world(14);
+TEST(Px4Bridge, WithAnAnswerTimeoutADisconnectZeroesRotorsAndReconnectResumes) {
+  auto r = px4_world(14, "<answer_timeout>10</answer_timeout>");
   {
     FakePx4 px4(4560 + 14);
     for (int i = 0; i < 20000 && rotor(*r, 0) <= 0; ++i) r->step_once();
@@ -450,8 +453,8 @@ TEST(Px4Bridge, DisconnectZeroesRotorsAndReconnectResumes) {
   EXPECT_GT(rotor(*r, 0), 0);
 }
 
-TEST(Px4Bridge, GarbageFromThePeerNeverCrashes) {
-  auto r = px4_world(15);
+TEST(Px4Bridge, GarbageFromThePeerNeverCrashesAndIsCountedFromTheFirstByte) {
+  auto r = px4_world(15, "<answer_timeout>10</answer_timeout>");
   const int fd = connect_tcp(4560 + 15);
   ASSERT_GE(fd, 0);
   std::uint8_t junk[3000];
@@ -460,10 +463,144 @@ TEST(Px4Bridge, GarbageFromThePeerNeverCrashes) {
   junk[100] = 0xFD;
   junk[500] = 0xFE;
   ASSERT_EQ(::send(fd, junk, sizeof junk, 0), static_cast<ssize_t>(sizeof junk));
+  // A HEARTBEAT whose CRC is wrong: a bad frame, never an exchange.
+  std::uint8_t bad[mav::kMaxFrameSize];
+  const auto k = mav::encode(mav::Heartbeat{}, 0, {1, 1}, bad);
+  bad[k - 1] ^= 0xFF;
+  ASSERT_EQ(::send(fd, bad, k, 0), static_cast<ssize_t>(k));
+  testing::internal::CaptureStderr();
   for (int i = 0; i < 50; ++i) r->step_once();
   EXPECT_EQ(rotor(*r, 0), 0.0);
   ::close(fd);
-  for (int i = 0; i < 10; ++i) r->step_once();
+  for (int i = 0; i < 10; ++i) r->step_once();  // runs on (<answer_timeout>) after the close
+  r.reset();                                    // the summary is printed at the end
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("malformed MAVLink from PX4"), std::string::npos) << err;
+  EXPECT_NE(err.find("1 connection, " + std::to_string(sizeof junk + k) +
+                     " bytes received, 0 lockstep exchanges"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("bad CRC "), std::string::npos) << err;
+  EXPECT_EQ(err.find("bad input: 0 frames"), std::string::npos) << err;
+}
+
+// Without a connection the world holds at its first step and says what it waits for and
+// where; <connect_timeout> ends the wait with an error naming both, at sim time 0.
+TEST(Px4Bridge, HoldsTheWorldUntilPx4ConnectsOrTheConnectTimeout) {
+  auto r = px4_world(23, "<connect_timeout>0.2</connect_timeout>");
+  testing::internal::CaptureStderr();
+  try {
+    r->step_once();
+    ADD_FAILURE() << "expected the connect timeout";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("PX4 instance 23 did not connect on TCP "
+                                         "127.0.0.1:4583 within 0.2 s"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("waiting for PX4 instance 23 to connect on TCP 127.0.0.1:4583 (sim time "
+                     "0.000 s held, giving up after 0.2 s)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(r->info().sim_time.count(), 0);
+  EXPECT_EQ(r->info().iterations, 0u);
+}
+
+// A stop request (SIGINT/SIGTERM through the Server) ends a wait that has no limit.
+TEST(Px4Bridge, StopEndsTheWaitForAConnection) {
+  auto r = px4_world(24);
+  std::thread stopper([&] { r->stop(); });
+  testing::internal::CaptureStderr();
+  EXPECT_THROW(r->step_once(), sim::StepInterrupted);
+  stopper.join();
+  testing::internal::GetCapturedStderr();
+  r->run();  // returns at once: stopped
+  EXPECT_EQ(r->info().iterations, 0u);
+}
+
+// Once lockstep is on, an unanswered HIL_SENSOR holds the world for as long as the connection is
+// open (a warning every 5 s of wall clock), then the late answer releases it: no run-on, no
+// rotors to zero. (The one test that takes 6 s: the warning is about wall-clock time.)
+TEST(Px4Bridge, WithoutAnAnswerTheWorldHoldsAndSaysSoEvery5s) {
+  auto r = px4_world(25);
+  FakePx4 px4(4560 + 25);
+  fly(*r, 8);
+  px4.answer = false;
+  int sensors = 0;
+  {
+    std::lock_guard lock(px4.m);
+    sensors = px4.sensors;
+  }
+  testing::internal::CaptureStderr();
+  std::thread stepper([&] {
+    for (int i = 0; i < 8; ++i) r->step_once();  // two sensor messages: the first is not answered
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  {
+    std::lock_guard lock(px4.m);
+    EXPECT_EQ(px4.sensors, sensors + 1) << "the world went on without the answer";
+    // The fake answers the message it did not answer, late.
+    std::uint8_t out[mav::kMaxFrameSize];
+    mav::HilActuatorControls a;
+    a.time_usec = px4.sensor.time_usec;
+    a.controls[0] = 0.25f;
+    a.mode = static_cast<std::uint8_t>(mav::mav_mode_flag::kSafetyArmed);
+    const auto k = mav::encode(a, 0, {1, 1}, out);
+    px4.answer = true;
+    ASSERT_EQ(::send(px4.fd, out, k, MSG_NOSIGNAL), static_cast<ssize_t>(k));
+  }
+  stepper.join();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("waiting 5 s (wall clock) for PX4's answer (HIL_ACTUATOR_CONTROLS) to "
+                     "HIL_SENSOR time_usec"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("rotors set to zero"), std::string::npos) << err;
+  EXPECT_GT(rotor(*r, 0), 0);
+}
+
+// While PX4 boots (connected, no answer yet) the bridge asks the Runner for real time; from
+// the first answer on the world's own factor applies.
+TEST(Px4Bridge, RealTimeWhileBootingThenTheWorldsFactor) {
+  auto r = px4_world(26);
+  const auto model = r->registry().child_by_name(r->world(), "quad");
+  FakePx4 px4(4560 + 26);
+  px4.answer = false;  // booting
+  for (int i = 0; i < 20; ++i) r->step_once();
+  EXPECT_TRUE(r->registry().get<c::RealTimePacing>(model).active);
+  px4.answer = true;
+  fly(*r, 8);
+  EXPECT_FALSE(r->registry().get<c::RealTimePacing>(model).active);
+}
+
+TEST(Px4Bridge, ReplacedTimeoutParametersSayWhatToWrite) {
+  for (const auto& [old, now] : {std::pair{"lockstep_timeout", "answer_timeout"},
+                                 std::pair{"wait_for_px4", "connect_timeout"}}) {
+    auto r = make_world();
+    const auto model = r->registry().child_by_name(r->world(), "quad");
+    r->add_system(make_px4_bridge_system(), model,
+                  Element::parse(fmt::format("<plugin>\n<{0}>1</{0}></plugin>", old), "w.sdf", 7),
+                  "kestrel::systems::Px4Bridge", "test");
+    try {
+      r->configure();
+      ADD_FAILURE() << "expected an error for <" << old << ">";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fmt::format("w.sdf:8: PX4 bridge (model 'w::quad', "
+                                                       "instance 0): <{}> was replaced",
+                                                       old)),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(fmt::format("write <{}>", now)), std::string::npos)
+          << e.what();
+    }
+  }
+  auto r = make_world();
+  const auto model = r->registry().child_by_name(r->world(), "quad");
+  r->add_system(make_px4_bridge_system(), model,
+                Element::parse("<plugin><answer_timeout>0</answer_timeout></plugin>", "w.sdf"),
+                "kestrel::systems::Px4Bridge", "test");
+  EXPECT_THROW(r->configure(), Error);
 }
 
 TEST(Px4Bridge, BadParametersAreLoud) {
@@ -622,6 +759,53 @@ TEST(Px4Bridge, AttachFromTheCommandLine) {
   EXPECT_GE(connect_tcp(4560 + 16), 0);  // listening
 }
 
+// A channel map that drives fewer rotors than the model has motors is refused before anything
+// listens, naming the model, its motors and the map (the motor model used to stop the run at
+// the first command).
+TEST(Px4Bridge, AMapThatMissesAMotorIsRefusedWhenTheBridgeAttaches) {
+  auto r = make_world();
+  const auto quad = r->registry().child_by_name(r->world(), "quad");
+  for (int i = 0; i < 6; ++i) {
+    add_stand_in(*r, quad, "MulticopterMotorModel", "w.sdf:" + std::to_string(10 + i),
+                 "<plugin><actuator_number>" + std::to_string(i) + "</actuator_number></plugin>");
+  }
+  attach_bridge(*r, Autopilot::kPx4, {"quad", 0});
+  try {
+    check_channel_maps(*r);
+    ADD_FAILURE() << "expected an AttachError";
+  } catch (const AttachError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "--px4 quad:0: model 'w::quad' has 6 motors (actuator_number 0, 1, 2, 3, 4, "
+                  "5) but the PX4 bridge's channel map (output channel→rotor: 0→0, 1→1, 2→2, "
+                  "3→3) drives no rotor 4, 5"),
+              std::string::npos)
+        << e.what();
+  }
+  // Declared in the world with a map covering 4 of the 6: an error at its FILE:LINE.
+  auto w = make_world();
+  const auto hexa = w->registry().child_by_name(w->world(), "quad");
+  for (int i = 0; i < 6; ++i) {
+    add_stand_in(*w, hexa, "MulticopterMotorModel", "w.sdf:1",
+                 "<plugin><actuator_number>" + std::to_string(i) + "</actuator_number></plugin>");
+  }
+  add_stand_in(*w, hexa, "ArduPilotBridge", "w.sdf:40",
+               "<plugin><channel><index>5</index><rotor>5</rotor></channel></plugin>");
+  try {
+    check_channel_maps(*w);
+    ADD_FAILURE() << "expected an Error";
+  } catch (const AttachError& e) {
+    ADD_FAILURE() << "a world's bridge is not a command-line error: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("w.sdf:40: model 'w::quad' has 6 motors"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("(output channel→rotor: 5→5) drives no rotor 0, 1, 2, "
+                                         "3, 4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // ---- ArduPilot ------------------------------------------------------------------------------
 
 struct FakeArduPilot {
@@ -650,8 +834,7 @@ struct FakeArduPilot {
 
 TEST(ArduPilotBridge, EachServoPacketAdvancesOneFrameAndIsAnsweredOnce) {
   auto r = make_world();
-  attach(*r, Autopilot::kArduPilot,
-         "<instance>3</instance><lockstep_timeout>0.3</lockstep_timeout>");
+  attach(*r, Autopilot::kArduPilot, "<instance>3</instance><answer_timeout>0.3</answer_timeout>");
   FakeArduPilot ap(9002 + 30);
   // Frames at 250 Hz = 4 steps of 1 ms each.
   for (std::uint32_t frame = 1; frame <= 5; ++frame) {
@@ -729,6 +912,70 @@ TEST(ArduPilotBridge, ResetKeepsItsClockGoingForward) {
   EXPECT_NEAR(after, 0.012, 1e-12);  // continues from 8 ms, not back to 4 ms
   EXPECT_NE(err.find("the JSON timestamp continues from 0.012000 s"), std::string::npos) << err;
   EXPECT_NEAR(exchange(4), 0.016, 1e-12);
+}
+
+// Before the first servo packet the world holds at its first step and says so; the connect
+// timeout ends the run with an error; a stop request ends a wait without limit.
+TEST(ArduPilotBridge, HoldsUntilTheFirstPacketOrTheConnectTimeoutOrAStop) {
+  auto r = make_world();
+  attach(*r, Autopilot::kArduPilot, "<instance>6</instance><connect_timeout>0.2</connect_timeout>");
+  testing::internal::CaptureStderr();
+  try {
+    r->step_once();
+    ADD_FAILURE() << "expected the connect timeout";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ArduPilot instance 6 sent no servo packet to UDP "
+                                         "127.0.0.1:9062 within 0.2 s"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("waiting for ArduPilot instance 6 to send its first servo packet to UDP "
+                     "127.0.0.1:9062 (sim time 0.000 s held, giving up after 0.2 s)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(r->info().iterations, 0u);
+
+  auto w = make_world();
+  attach(*w, Autopilot::kArduPilot, "<instance>7</instance>");
+  FakeArduPilot ap(9002 + 70);
+  ap.send(1, 1500, 250);
+  for (int i = 0; i < 4; ++i) w->step_once();
+  EXPECT_FALSE(ap.receive().empty());
+  // Lockstep: no packet, no step — until stopped.
+  std::thread stopper([&] { w->stop(); });
+  EXPECT_THROW(w->step_once(), sim::StepInterrupted);
+  stopper.join();
+  EXPECT_EQ(w->info().iterations, 4u);
+}
+
+// Every packet is answered exactly once; a repeated frame count gets that frame's state again
+// without a step, a gap in the counts is reported.
+TEST(ArduPilotBridge, RepeatedAndSkippedFramesAreAnsweredOnceAndReported) {
+  auto r = make_world();
+  attach(*r, Autopilot::kArduPilot, "<instance>8</instance>");
+  FakeArduPilot ap(9002 + 80);
+  testing::internal::CaptureStderr();
+  ap.send(1, 1500, 250);
+  for (int i = 0; i < 4; ++i) r->step_once();
+  const std::string first = ap.receive();
+  ASSERT_FALSE(first.empty());
+  ap.send(1, 1500, 250);  // a repeat: answered with the same state, no step
+  ap.send(3, 1500, 250);  // frame 2 never came
+  for (int i = 0; i < 4; ++i) r->step_once();
+  EXPECT_EQ(ap.receive(), first);
+  const std::string third = ap.receive();
+  ASSERT_FALSE(third.empty());
+  EXPECT_NEAR(nlohmann::json::parse(third)["timestamp"].get<double>(), 0.008, 1e-12);
+  EXPECT_EQ(r->info().iterations, 8u);
+  r.reset();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ArduPilot sent frame 1 again"), std::string::npos) << err;
+  EXPECT_NE(err.find("frame count jumped from 1 to 3: 1 frame never arrived"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("3 servo packets, 2 frames answered, 1 repeated and 1 skipped frame counts"),
+            std::string::npos)
+      << err;
 }
 
 TEST(ArduPilotPacket, RejectsWrongSizesAndMagic) {

@@ -44,7 +44,7 @@ Fd tcp_listen(const std::string& ip, int port, const std::string& who) {
   int one = 1;
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||
-      ::listen(fd.get(), 4) != 0) {
+      ::listen(fd.get(), SOMAXCONN) != 0) {
     throw Error(who + ": cannot listen on TCP " + ip + ":" + std::to_string(port) + ": " +
                 std::strerror(errno) +
                 " (is another simulator using it? choose another instance or port)");

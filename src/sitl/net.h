@@ -3,12 +3,12 @@
 // with a bounded send backlog, and a UDP socket. Loopback by default; nothing here retries or
 // resolves names. Errors the user can fix (port in use) throw kestrel::Error.
 
+#include <netinet/in.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <netinet/in.h>
 
 namespace kestrel::sitl {
 
@@ -44,7 +44,8 @@ class Fd {
 /// An IPv4 address and port ("127.0.0.1", 4560). @throws Error on a malformed address.
 sockaddr_in make_address(const std::string& ip, int port, const std::string& who);
 
-/// A non-blocking TCP listening socket. @throws Error if it cannot bind (port in use).
+/// A non-blocking TCP listening socket (backlog SOMAXCONN: a burst of connections waits in the
+/// kernel, not in SYN retries). @throws Error if it cannot bind (port in use).
 Fd tcp_listen(const std::string& ip, int port, const std::string& who);
 /// Accepts one pending connection (non-blocking, TCP_NODELAY), or an empty Fd if none waits.
 Fd tcp_accept(const Fd& listener);

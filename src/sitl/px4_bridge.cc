@@ -1,14 +1,16 @@
 // Px4Bridge: Kestrel as the simulator side of PX4's simulator_mavlink module (MAVLink v2 over
 // TCP, Kestrel listening). See include/kestrel/sitl/sitl.h and src/sitl/README.md.
 //
-// Lockstep, step by step:
+// Lockstep, step by step (src/sitl/README.md, "Lockstep"):
+//   PreUpdate of every step: without a connection, block until PX4 connects (a line every 5 s;
+//     <connect_timeout> ends the run with an error). Connected but no HIL_ACTUATOR_CONTROLS yet
+//     (PX4 boots): the world runs at real time (components::RealTimePacing) without waiting.
 //   PostUpdate of step k (state at t = end of step k): if a sensor message is due, send
 //     HIL_SENSOR (+ HIL_STATE_QUATERNION, + HIL_GPS when due); PX4's clock becomes t.
-//   PreUpdate of step k+1: if PX4 has answered before on this connection, block until the
-//     HIL_ACTUATOR_CONTROLS answering that message arrives, then write ActuatorCommands;
-//     physics (Update) runs only after that. No answer within lockstep_timeout (wall clock):
-//     one clear warning, rotors to zero, the world goes on without waiting until PX4 answers
-//     again (then lockstep resumes). A disconnect zeroes the rotors and waits for a reconnect.
+//   PreUpdate of step k+1: once PX4 has answered on this connection, block until the
+//     HIL_ACTUATOR_CONTROLS answering that message arrives (a warning every 5 s), then write
+//     ActuatorCommands; physics (Update) runs only after that. Only <answer_timeout> makes the
+//     world run on without an answer (rotors to zero until PX4 answers again).
 
 #include <fmt/core.h>
 #include <time.h>
@@ -20,11 +22,14 @@
 #include <vector>
 
 #include "kestrel/components/multicopter.h"
+#include "kestrel/components/pacing.h"
 #include "kestrel/components/world.h"
 #include "kestrel/sitl/sitl.h"
 #include "sitl/actuator_map.h"
 #include "sitl/autopilot_clock.h"
+#include "sitl/exchange_cost.h"
 #include "sitl/frames.h"
+#include "sitl/lockstep.h"
 #include "sitl/mavlink/codec.h"
 #include "sitl/net.h"
 #include "sitl/vehicle.h"
@@ -33,7 +38,6 @@ namespace kestrel::sitl {
 namespace {
 
 namespace mav = mavlink;
-using Clock = std::chrono::steady_clock;
 
 constexpr double kGravity = 9.80665;  // for milli-g [m/s²]
 constexpr mav::Endpoint kSelf{1, 51};
@@ -48,12 +52,6 @@ T saturate(double v) {
 
 Duration period_of(double rate_hz) { return from_seconds(1.0 / rate_hz); }
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 class Px4Bridge final : public System,
                         public ISystemConfigure,
                         public ISystemPreUpdate,
@@ -64,20 +62,20 @@ class Px4Bridge final : public System,
   int priority() const override { return priority::kPrePhysics - 1; }
 
   ~Px4Bridge() override {
-    if (exchanges_ > 0 || stalls_ > 0) {
-      // Step-thread CPU time between the first and the last exchange: everything Kestrel does
-      // per exchange (physics steps, systems, the bridge), without the time spent waiting.
-      const double per = exchanges_ > 1 ? (cpu_last_ - cpu_first_) / double(exchanges_ - 1) : 0;
-      const double own = exchanges_ > 0 ? bridge_cpu_ / double(exchanges_) : 0;
-      fmt::print(stderr,
-                 "kestrel: {}: {} lockstep exchanges ({:.1f} us step-thread CPU each, "
-                 "{:.1f} us of it in the bridge), {} stalls, {} bad frames\n",
-                 who_, exchanges_, per * 1e6, own * 1e6, stalls_, bad_frames());
-    }
+    if (connections_ == 0) return;
+    const auto& s = parser_.stats();
+    fmt::print(stderr,
+               "kestrel: {}: {} connection{}, {} bytes received, {} lockstep exchanges, {} "
+               "stalls; bad input: {} frames (bad CRC {}, bad length {}, unknown id {}, bad "
+               "flags {}), {} bytes skipped\n",
+               who_, connections_, connections_ == 1 ? "" : "s", bytes_received_, exchanges_,
+               stalls_, bad_frames(), s.bad_crc, s.bad_length, s.unknown_id, s.bad_flags,
+               s.skipped_bytes);
+    if (exchanges_ > 1) fmt::print(stderr, "kestrel: {}: {}\n", who_, cost_.summary());
   }
 
   void configure(ecs::Entity entity, const Element& cfg, ecs::Registry& reg,
-                 sim::EventBus&) override {
+                 sim::EventBus& events) override {
     instance_ = cfg.get_or<unsigned>("instance", 0u);
     who_ = fmt::format("PX4 bridge (model '{}', instance {})", reg.scoped_name(entity), instance_);
     address_ = cfg.get_or<std::string>("address", "127.0.0.1");
@@ -85,8 +83,6 @@ class Px4Bridge final : public System,
     const double sensor_rate = cfg.get_or<double>("sensor_rate", 250.0);
     const double gps_rate = cfg.get_or<double>("gps_rate", 10.0);
     lockstep_ = cfg.get_or<bool>("lockstep", true);
-    const double timeout = cfg.get_or<double>("lockstep_timeout", 1.0);
-    wait_for_px4_ = cfg.get_or<double>("wait_for_px4", 0.0);
     eph_cm_ = cfg.get_or<double>("gps_eph", 0.3) * 100.0;
     epv_cm_ = cfg.get_or<double>("gps_epv", 0.4) * 100.0;
     satellites_ = cfg.get_or<int>("gps_satellites", 10);
@@ -101,7 +97,6 @@ class Px4Bridge final : public System,
     };
     positive(sensor_rate, "sensor_rate");
     positive(gps_rate, "gps_rate");
-    positive(timeout, "lockstep_timeout");
     positive(max_rotor, "max_rotor_velocity");
     if (!(distance_min >= 0 && distance_min < distance_max && distance_max <= 655.0)) {
       throw Error(cfg.where(), fmt::format("{}: expected 0 <= <distance_min> < <distance_max> <= "
@@ -111,11 +106,9 @@ class Px4Bridge final : public System,
     }
     distance_min_cm_ = distance_min * 100.0;
     distance_max_cm_ = distance_max * 100.0;
-    if (wait_for_px4_ < 0) throw Error(cfg.where(), who_ + ": <wait_for_px4> must be >= 0 s");
     if (satellites_ < 0 || satellites_ > 255) {
       throw Error(cfg.where(), who_ + ": <gps_satellites> must be 0..255");
     }
-    timeout_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
     sensor_period_ = period_of(sensor_rate);
     gps_period_ = period_of(gps_rate);
     // PX4's quad X order (motor 1 front right, 2 back left, 3 front left, 4 back right) is the
@@ -123,6 +116,8 @@ class Px4Bridge final : public System,
     map_ = ChannelMap::parse(cfg, ChannelMap::identity(4, max_rotor), 16, max_rotor, who_);
 
     vehicle_ = find_vehicle(reg, entity, link, who_);
+    limits_ = LockstepLimits::read(cfg, reg, vehicle_.world, who_);
+    stop_ = stop_signal_of(events);
     reader_.bind(reg, vehicle_, who_);
     const double imu_rate = sensor_rate_of_imu(reg);
     if (imu_rate > 0 && imu_rate < sensor_rate) {
@@ -145,6 +140,9 @@ class Px4Bridge final : public System,
     if (!reg.has<components::ActuatorCommands>(entity)) {
       reg.add<components::ActuatorCommands>(entity);
     }
+    if (!reg.has<components::RealTimePacing>(entity)) {
+      reg.add<components::RealTimePacing>(entity);
+    }
     reset_timers();
   }
 
@@ -155,25 +153,45 @@ class Px4Bridge final : public System,
     if (!reg.has<components::ActuatorCommands>(vehicle_.model)) {
       reg.add<components::ActuatorCommands>(vehicle_.model);
     }
+    if (!reg.has<components::RealTimePacing>(vehicle_.model)) {
+      reg.add<components::RealTimePacing>(vehicle_.model);
+    }
+    set_pacing(reg);
   }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& reg) override {
-    const double cpu0 = thread_cpu_seconds();
-    receive_and_command(info, reg);
-    bridge_cpu_ += thread_cpu_seconds() - cpu0;
-  }
-
-  void receive_and_command(const UpdateInfo& info, ecs::Registry& reg) {
-    if (first_step_ && wait_for_px4_ > 0) wait_for_connection();
-    first_step_ = false;
-    poll_network(0);
-    if (awaiting_ && lockstep_active_ && !info.paused) wait_for_answer();
+    // In lockstep only the awaited answer is read, by one poll() and one recv() (no system call
+    // in the steps between sensor messages; a new connection is noticed while waiting, or every
+    // 256 steps); otherwise every step takes what has arrived.
+    if (!(lockstep_active_ && lockstep_ && link_.open())) {
+      poll_network();
+    } else if (info.iterations % 256 == 0) {
+      poll_network(true, false);  // the awaited answer is read by wait_for_answer's poll()
+    }
+    // Hold the world until PX4 is there and has answered the last HIL_SENSOR (a disconnect
+    // while waiting for the answer means waiting for a reconnect). Only <answer_timeout> lets
+    // the world run on without PX4 once it has connected.
+    for (;;) {
+      if (!link_.open() && !(connected_once_ && limits_.answer_s)) wait_for_connection(info);
+      if (awaiting_ && lockstep_active_) wait_for_answer(info);
+      if (link_.open() || (connected_once_ && limits_.answer_s)) break;
+    }
+    set_pacing(reg);
     // Rotor commands: PX4's last outputs while it is connected, answering and armed.
     const bool active = link_.open() && have_controls_ && armed_ && !stalled_;
     auto& cmd = reg.get<components::ActuatorCommands>(vehicle_.model);
     map_.apply(controls_, active, cmd.velocity);
     cmd.stamp = info.sim_time;
     reg.mark_changed<components::ActuatorCommands>(vehicle_.model);
+  }
+
+  // Real time while PX4 boots (connected, no answer yet) or runs without lockstep.
+  void set_pacing(ecs::Registry& reg) {
+    const bool real_time = link_.open() && (!answered_ || !lockstep_);
+    auto& p = reg.get<components::RealTimePacing>(vehicle_.model);
+    if (p.active == real_time) return;
+    p.active = real_time;
+    reg.mark_changed<components::RealTimePacing>(vehicle_.model);
   }
 
   void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
@@ -189,10 +207,8 @@ class Px4Bridge final : public System,
       while (next_gps_ <= t) next_gps_ += gps_period_;
       return;
     }
-    const double cpu0 = thread_cpu_seconds();
     send_messages(t, reg);
     flush();
-    bridge_cpu_ += thread_cpu_seconds() - cpu0;
   }
 
  private:
@@ -229,6 +245,7 @@ class Px4Bridge final : public System,
     if (const RangeSample range = reader_.read_range(reg, truth); range.fresh) {
       send_distance(time_usec, range);
     }
+    last_sent_usec_ = time_usec;
     if (lockstep_ && lockstep_active_) {
       awaiting_ = true;
       awaited_usec_ = time_usec;
@@ -362,88 +379,131 @@ class Px4Bridge final : public System,
 
   // ---- network --------------------------------------------------------------------------
 
-  void wait_for_connection() {
-    fmt::print(stderr, "kestrel: {}: waiting up to {:.1f} s for PX4 on {}:{}\n", who_,
-               wait_for_px4_, address_, port_);
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(wait_for_px4_));
-    while (!link_.open() && Clock::now() < deadline) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      wait_readable(listener_.get(), static_cast<int>(std::max<long>(1, left.count())));
-      accept_pending();
-    }
-    if (!link_.open()) {
-      fmt::print(stderr,
-                 "kestrel: WARNING: {}: PX4 did not connect within {:.1f} s; running "
-                 "without it (rotors at zero) and still listening\n",
-                 who_, wait_for_px4_);
+  std::string where() const { return fmt::format("{}:{}", address_, port_); }
+
+  // Blocks until PX4 connects: a line now and every kWaitReport; <connect_timeout> ends the
+  // run (an Error: exit 1); a stop request ends the wait (StepInterrupted).
+  void wait_for_connection(const UpdateInfo& info) {
+    const char* again = connected_once_ ? "re" : "";
+    const auto say = [&](double waited) {
+      fmt::print(
+          stderr,
+          "kestrel: {}: waiting for PX4 instance {} to {}connect on TCP {} (sim time "
+          "{:.3f} s held{}{})\n",
+          who_, instance_, again, where(), to_seconds(info.sim_time),
+          waited > 0 ? fmt::format(", {:.0f} s so far", waited) : "",
+          limits_.connect_s ? fmt::format(", giving up after {} s", *limits_.connect_s) : "");
+    };
+    say(0);
+    Wait wait(stop_, limits_.connect_s);
+    while (!link_.open()) {
+      switch (wait.next({listener_.get()})) {
+        case Wait::Event::kReadable:
+          accept_pending();
+          break;
+        case Wait::Event::kReport:
+          say(wait.waited_s());
+          break;
+        case Wait::Event::kExpired:
+          throw Error(fmt::format(
+              "{}: PX4 instance {} did not {}connect on TCP {} within {} s (--sitl-connect-"
+              "timeout / <connect_timeout>); the world stopped at sim time {:.3f} s. Start PX4 "
+              "SITL (docs/px4.md) or leave the timeout out to wait as long as it takes",
+              who_, instance_, again, where(), *limits_.connect_s, to_seconds(info.sim_time)));
+      }
     }
   }
 
   void accept_pending() {
-    Fd c = tcp_accept(listener_);
-    if (!c) return;
-    if (link_.open()) {
-      fmt::print(stderr, "kestrel: {}: a new PX4 connection replaces the current one\n", who_);
+    // Every connection waiting in the backlog: the newest one is PX4 (each replaces the last).
+    for (Fd c = tcp_accept(listener_); c; c = tcp_accept(listener_)) {
+      if (link_.open()) {
+        fmt::print(stderr, "kestrel: {}: a new PX4 connection replaces the current one\n", who_);
+      }
+      link_ = TcpLink(std::move(c));
+      parser_.clear();
+      have_controls_ = false;
+      answered_ = false;
+      lockstep_active_ = false;
+      awaiting_ = false;
+      stalled_ = false;
+      connected_once_ = true;
+      ++connections_;
+      fmt::print(stderr, "kestrel: {}: PX4 connected on TCP {}\n", who_, where());
     }
-    link_ = TcpLink(std::move(c));
-    parser_.clear();
-    have_controls_ = false;
-    lockstep_active_ = false;
-    awaiting_ = false;
-    stalled_ = false;
-    fmt::print(stderr, "kestrel: {}: PX4 connected on {}:{}\n", who_, address_, port_);
   }
 
   void lost(const char* why) {
     link_.close();
-    fmt::print(stderr,
-               "kestrel: WARNING: {}: PX4 disconnected ({}); rotors set to zero, waiting "
-               "for a reconnect on {}:{}\n",
-               who_, why, address_, port_);
+    fmt::print(stderr, "kestrel: WARNING: {}: PX4 disconnected ({}); {}\n", who_, why,
+               limits_.answer_s ? "rotors set to zero, the world runs on and waits for a "
+                                  "reconnect on TCP " +
+                                      where() + " (--sitl-answer-timeout)"
+                                : "the world holds until PX4 reconnects on TCP " + where());
     have_controls_ = false;
     lockstep_active_ = false;
     awaiting_ = false;
   }
 
-  // Reads what is available now (or waits up to timeout_ms for the first bytes).
-  void poll_network(int timeout_ms) {
-    if (!link_.open()) accept_pending();
-    if (!link_.open()) return;
-    connected_once_ = true;
-    if (timeout_ms > 0 && !wait_readable(link_.fd(), timeout_ms)) return;
-    for (;;) {
+  // Reads what the link has now, then accepts pending connections (never blocks): a peer that
+  // closed is seen to go before its successor replaces it.
+  void poll_network(bool accept = true, bool read = true) {
+    if (read) receive_all();
+    if (accept) accept_pending();
+  }
+
+  void receive_all() {
+    while (link_.open()) {
       const long n = link_.receive(rx_.data(), rx_.size());
       if (n < 0) {
         lost("connection closed by the peer");
         return;
       }
       if (n == 0) return;
+      bytes_received_ += static_cast<std::uint64_t>(n);
+      const std::uint64_t bad = bad_frames();
       parser_.feed(rx_.data(), static_cast<std::size_t>(n),
                    [&](const mav::Frame& f) { handle(f); });
+      if (bad == 0 && bad_frames() > 0) {
+        fmt::print(stderr,
+                   "kestrel: WARNING: {}: malformed MAVLink from PX4 (a frame with a bad CRC, "
+                   "length, message id or flags) skipped; further ones are counted and "
+                   "reported at exit\n",
+                   who_);
+      }
       if (static_cast<std::size_t>(n) < rx_.size()) return;
     }
   }
 
-  void wait_for_answer() {
-    const auto deadline = Clock::now() + timeout_;
+  // Blocks until PX4 answers the awaited HIL_SENSOR or the connection ends: a warning every
+  // kWaitReport; <answer_timeout> runs the world on without the answer (rotors to zero).
+  void wait_for_answer(const UpdateInfo& info) {
+    Wait wait(stop_, limits_.answer_s);
     while (awaiting_ && link_.open()) {
-      const auto left = deadline - Clock::now();
-      if (left <= Clock::duration::zero()) {
-        ++stalls_;
-        stalled_ = true;
-        lockstep_active_ = false;
-        awaiting_ = false;
-        fmt::print(stderr,
-                   "kestrel: WARNING: {}: PX4 did not answer HIL_SENSOR within {:.3f} s "
-                   "(wall clock); rotors set to zero and the world runs on without waiting "
-                   "until PX4 answers again\n",
-                   who_, std::chrono::duration<double>(timeout_).count());
-        return;
+      switch (wait.next({link_.fd(), listener_.get()})) {
+        case Wait::Event::kReadable:
+          poll_network(wait.readable(1), wait.readable(0));
+          break;
+        case Wait::Event::kReport:
+          fmt::print(stderr,
+                     "kestrel: WARNING: {}: waiting {:.0f} s (wall clock) for PX4's answer "
+                     "(HIL_ACTUATOR_CONTROLS) to HIL_SENSOR time_usec {}; the world holds at "
+                     "sim time {:.3f} s while the connection is open{}\n",
+                     who_, wait.waited_s(), awaited_usec_, to_seconds(info.sim_time),
+                     limits_.answer_s ? "" : " (--sitl-answer-timeout SEC runs on instead)");
+          break;
+        case Wait::Event::kExpired:
+          ++stalls_;
+          stalled_ = true;
+          lockstep_active_ = false;
+          awaiting_ = false;
+          fmt::print(stderr,
+                     "kestrel: WARNING: {}: PX4 did not answer HIL_SENSOR time_usec {} within "
+                     "{} s (wall clock, --sitl-answer-timeout / <answer_timeout>); rotors set to "
+                     "zero and the world runs on without waiting until PX4 answers again\n",
+                     who_, awaited_usec_, *limits_.answer_s);
+          return;
       }
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
-      poll_network(static_cast<int>(std::max<long>(1, ms)));
     }
   }
 
@@ -458,14 +518,29 @@ class Px4Bridge final : public System,
       // The answer to the awaited HIL_SENSOR carries its time (PX4's lockstep clock); an
       // older one is a late answer to an earlier message: use it, keep waiting.
       if (awaiting_ && a->time_usec >= awaited_usec_) {
-        cpu_last_ = thread_cpu_seconds();
-        if (exchanges_ == 0) cpu_first_ = cpu_last_;
+        cost_.exchange();
         ++exchanges_;
         awaiting_ = false;
       }
       if (stalled_) {
         fmt::print(stderr, "kestrel: {}: PX4 answers again; lockstep resumed\n", who_);
         stalled_ = false;
+      }
+      if (!answered_) {
+        answered_ = true;
+        fmt::print(stderr, "kestrel: {}: PX4's first answer (time_usec {}): {}\n", who_,
+                   a->time_usec,
+                   lockstep_ ? "lockstep on, sim time advances only on PX4's answers"
+                             : "<lockstep> is off, the world runs at real time");
+      }
+      if (lockstep_ && !lockstep_active_) {
+        // Lockstep (again) from the last HIL_SENSOR sent on, so that every step after it sees
+        // the answer to the message before it (messages PX4 has not answered yet, sent while
+        // it booted or stalled, are not waited for).
+        if (last_sent_usec_ > a->time_usec) {
+          awaiting_ = true;
+          awaited_usec_ = last_sent_usec_;
+        }
       }
       lockstep_active_ = lockstep_;
     } else if (auto c = mav::decode<mav::CommandLong>(f)) {
@@ -485,8 +560,8 @@ class Px4Bridge final : public System,
   std::string who_, address_;
   int port_ = 4560;
   bool lockstep_ = true;
-  Clock::duration timeout_{};
-  double wait_for_px4_ = 0;
+  LockstepLimits limits_;
+  const sim::StopSignal* stop_ = nullptr;
   double eph_cm_ = 30, epv_cm_ = 40;
   double distance_min_cm_ = 10, distance_max_cm_ = 4000;
   int satellites_ = 10;
@@ -504,19 +579,19 @@ class Px4Bridge final : public System,
   std::array<std::uint8_t, 4096> rx_{};
   std::vector<std::uint8_t> tx_;
   std::uint8_t seq_ = 0;
-  bool first_step_ = true;
   bool connected_once_ = false;
   bool have_controls_ = false;
+  bool answered_ = false;  // PX4 has sent HIL_ACTUATOR_CONTROLS on this connection (booted)
   bool armed_ = false;
-  bool lockstep_active_ = false;    // PX4 answered on this connection and has not stalled
-  bool awaiting_ = false;           // a HIL_SENSOR waits for its HIL_ACTUATOR_CONTROLS
-  std::uint64_t awaited_usec_ = 0;  // time_usec of that HIL_SENSOR
+  bool lockstep_active_ = false;      // PX4 answered on this connection and has not stalled
+  bool awaiting_ = false;             // a HIL_SENSOR waits for its HIL_ACTUATOR_CONTROLS
+  std::uint64_t awaited_usec_ = 0;    // time_usec of that HIL_SENSOR
+  std::uint64_t last_sent_usec_ = 0;  // time_usec of the last HIL_SENSOR sent
   bool stalled_ = false;
   std::array<double, 16> controls_{};
   Duration next_sensor_{0}, next_gps_{0}, next_heartbeat_{0};
-  std::uint64_t exchanges_ = 0, stalls_ = 0;
-  double cpu_first_ = 0, cpu_last_ = 0;  // step-thread CPU time [s] at the first/last exchange
-  double bridge_cpu_ = 0;                // CPU time [s] spent in this system's phases
+  std::uint64_t connections_ = 0, bytes_received_ = 0, exchanges_ = 0, stalls_ = 0;
+  ExchangeCost cost_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "kestrel/components/model.h"
 #include "kestrel/sim/runner.h"
+#include "sitl/actuator_map.h"
 
 namespace kestrel::sitl {
 namespace {
@@ -110,7 +111,60 @@ void check_attachable(const sim::Runner& runner, ecs::Entity model, const std::s
   }
 }
 
+std::string join(const std::vector<int>& v) {
+  std::string out;
+  for (int i : v) out += (out.empty() ? "" : ", ") + std::to_string(i);
+  return out;
+}
+
 }  // namespace
+
+void check_channel_maps(const sim::Runner& runner) {
+  const auto& reg = runner.registry();
+  for (const auto& b : runner.systems()) {
+    if (b.name != kPx4Name && b.name != kArduPilotName) continue;
+    const bool px4 = b.name == kPx4Name;
+    const std::string who =
+        fmt::format("{} bridge of model '{}'", autopilot_name(b.name), reg.scoped_name(b.entity));
+    ChannelMap map;
+    try {
+      const double max_rotor = b.config->get_or<double>("max_rotor_velocity", 1000.0);
+      map = ChannelMap::parse(*b.config, ChannelMap::identity(4, max_rotor), px4 ? 16 : 32,
+                              max_rotor, who);
+    } catch (const Error&) {
+      continue;  // the bridge's configure reports a bad map
+    }
+    std::vector<int> motors, uncovered;
+    for (const auto& m : runner.systems()) {
+      if (m.name != kMotorName || m.entity != b.entity || !m.active) continue;
+      try {
+        motors.push_back(m.config->get<int>("actuator_number"));
+      } catch (const Error&) {
+        continue;  // the motor model's configure reports it
+      }
+      bool covered = false;
+      for (const auto& c : map.channels) covered = covered || c.rotor == motors.back();
+      if (!covered) uncovered.push_back(motors.back());
+    }
+    if (uncovered.empty()) continue;
+    std::string channels;
+    for (const auto& c : map.channels) {
+      channels += fmt::format("{}{}→{}", channels.empty() ? "" : ", ", c.index, c.rotor);
+    }
+    const bool from_cli = b.origin.starts_with("--");
+    const std::string text = fmt::format(
+        "{}: model '{}' has {} motors (actuator_number {}) but the {} bridge's channel map "
+        "(output channel→rotor: {}) drives no rotor {}: {} would never be commanded (the motor "
+        "model stops the run at the first command). {}",
+        b.origin, reg.scoped_name(b.entity), motors.size(), join(motors), autopilot_name(b.name),
+        channels, join(uncovered), uncovered.size() == 1 ? "that motor" : "those motors",
+        from_cli ? "Declare the bridge in the model's SDF with a <channel> per motor "
+                   "(src/sitl/README.md) instead of attaching it from the command line"
+                 : "Add a <channel> per motor to the bridge's <plugin> (src/sitl/README.md)");
+    if (from_cli) throw AttachError(text);
+    throw Error(text);
+  }
+}
 
 int default_port(Autopilot autopilot, unsigned instance) {
   const int i = static_cast<int>(instance);

@@ -10,6 +10,7 @@
 
 #include "kestrel/physics/physics.h"
 #include "kestrel/sim/runner.h"
+#include "kestrel/sitl/sitl.h"
 #include "kestrel/world/setup.h"
 
 namespace kestrel::world {
@@ -78,6 +79,7 @@ CheckReport check_world(const CheckOptions& options) {
     ws.resolve = ro;
     try {
       load_world_into_runner(options.world, runner, ws);
+      sitl::check_channel_maps(runner);  // as `kestrel run` refuses it
       runner.configure();
     } catch (const Error& e) {
       add_error(r, e);

@@ -42,6 +42,19 @@ class Checks {
   }
 }
 
+// The flight checks of a run long enough to climb (12 s of sim time or more): the altitude held
+// within 0.25 m of the target over the last 4 s, and Kestrel's final position of the model.
+function checkHold(checks, peer, holdErrors, stdout, model, target, duration) {
+  if (duration < 12) {
+    console.log(`${peer} peer: a ${duration} s run: hold checks skipped`);
+    return;
+  }
+  const worst = Math.max(...holdErrors.map(Math.abs));
+  checks.expect(holdErrors.length > 0 && worst < 0.25, `holds ${target} m ± 0.25 m for the last 4 s (worst ${worst.toFixed(3)} m)`);
+  const pos = finalPosition(stdout, model);
+  checks.expect(pos !== null && Math.abs(pos[2] - target) < 0.25, `Kestrel's final ${model} position z ≈ ${target} m (${pos})`);
+}
+
 // Rotates vector v (3) by the inverse of unit quaternion q = [w, x, y, z] (world → body).
 function rotateInverse(q, v) {
   const [w, x, y, z] = q;
@@ -90,4 +103,39 @@ class QuadController {
   }
 }
 
-module.exports = { startKestrel, finalPosition, Checks, rotateInverse, euler, QuadController };
+// Command-line options: `--name value` pairs, and the flags listed (no value); the rest in order.
+function parseArgs(argv, flags) {
+  const options = new Map(), positional = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (flags.includes(argv[i])) options.set(argv[i], true);
+    else if (argv[i].startsWith('--')) options.set(argv[i], argv[++i]);
+    else positional.push(argv[i]);
+  }
+  return { options, positional };
+}
+
+// Sends a peer's answers in order, each after a wall-clock delay: none, a random 0..--jitter MS,
+// and once, for the first answer at or after sim time --stall-at S, --stall-for S (default 3).
+class AnswerDelay {
+  constructor(options) {
+    this.jitterMs = Number(options.get('--jitter') || 0);
+    this.stallAt = options.has('--stall-at') ? Number(options.get('--stall-at')) : null;
+    this.stallMs = 1000 * Number(options.get('--stall-for') || 3);
+    this.stalled = false;
+    this.queue = Promise.resolve();
+  }
+  // Runs send() after the delay this answer gets, after every earlier answer was sent.
+  then(simTime, send) {
+    let ms = this.jitterMs > 0 ? Math.random() * this.jitterMs : 0;
+    if (this.stallAt !== null && !this.stalled && simTime >= this.stallAt) {
+      this.stalled = true;
+      ms += this.stallMs;
+      console.log(`peer: stalling ${this.stallMs} ms before answering sim time ${simTime} s`);
+    }
+    if (ms === 0 && this.jitterMs === 0 && this.stallAt === null) { send(); return; }
+    this.queue = this.queue.then(() => new Promise((r) => setTimeout(r, ms))).then(send);
+  }
+}
+
+module.exports = { startKestrel, finalPosition, Checks, checkHold, rotateInverse, euler,
+                   QuadController, parseArgs, AnswerDelay };

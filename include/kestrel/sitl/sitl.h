@@ -66,4 +66,11 @@ AttachSpec parse_attach_spec(const std::string& text, const std::string& flag);
 ///         of the same autopilot listens on the same port.
 void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& spec);
 
+/// Refuses a bridge whose channel map does not drive every motor of its model (each
+/// MulticopterMotorModel's actuator_number must be some channel's rotor), naming the model, its
+/// motors and the map. Call after every bridge is added (SDF and command line), before
+/// runner.configure(). @throws AttachError for a bridge attached from the command line, Error
+/// (with the <plugin>'s FILE:LINE) for one the world declares.
+void check_channel_maps(const sim::Runner& runner);
+
 }  // namespace kestrel::sitl
