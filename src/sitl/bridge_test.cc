@@ -21,6 +21,7 @@
 #include "kestrel/components/pacing.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/sensors.h"
+#include "kestrel/components/sitl.h"
 #include "kestrel/components/world.h"
 #include "kestrel/sensors/environment.h"
 #include "kestrel/sim/runner.h"
@@ -435,6 +436,30 @@ TEST(Px4Bridge, WithAnAnswerTimeoutAStalledPeerZeroesRotorsAndLockstepResumes) {
   EXPECT_GT(rotor(*r, 0), 0);
 }
 
+// `kestrel run --sitl-answer-timeout / --sitl-connect-timeout` reach every bridge through
+// components::SitlTimeouts on the world, overriding the <plugin>'s parameters.
+TEST(Px4Bridge, TheRunsTimeoutsOverrideTheBridgesParameters) {
+  auto r = make_world();
+  r->registry().add<c::SitlTimeouts>(r->world(), c::SitlTimeouts{std::nullopt, 0.3});
+  attach(*r, Autopilot::kPx4, "<instance>27</instance><answer_timeout>600</answer_timeout>");
+  FakePx4 px4(4560 + 27);
+  fly(*r, 8);
+  px4.answer = false;
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 8; ++i) r->step_once();  // runs on after 0.3 s, not 600 s
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("within 0.3 s (wall clock, --sitl-answer-timeout"), std::string::npos) << err;
+  EXPECT_EQ(rotor(*r, 0), 0.0);
+
+  auto w = make_world();
+  w->registry().add<c::SitlTimeouts>(w->world(), c::SitlTimeouts{0.2, std::nullopt});
+  attach(*w, Autopilot::kArduPilot, "<instance>9</instance>");
+  testing::internal::CaptureStderr();
+  EXPECT_THROW(w->step_once(), Error);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("giving up after 0.2 s"), std::string::npos) << err;
+}
+
 TEST(Px4Bridge, WithAnAnswerTimeoutADisconnectZeroesRotorsAndReconnectResumes) {
   auto r = px4_world(14, "<answer_timeout>10</answer_timeout>");
   {
@@ -536,6 +561,14 @@ TEST(Px4Bridge, WithoutAnAnswerTheWorldHoldsAndSaysSoEvery5s) {
   std::thread stepper([&] {
     for (int i = 0; i < 8; ++i) r->step_once();  // two sensor messages: the first is not answered
   });
+  // Once the unanswered message has arrived, the bridge waits: 6 s later it has warned once.
+  for (;;) {
+    {
+      std::lock_guard lock(px4.m);
+      if (px4.sensors > sensors) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::this_thread::sleep_for(std::chrono::seconds(6));
   {
     std::lock_guard lock(px4.m);
