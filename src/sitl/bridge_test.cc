@@ -605,6 +605,12 @@ TEST(Px4Bridge, RealTimeWhileBootingThenTheWorldsFactor) {
   px4.answer = true;
   fly(*r, 8);
   EXPECT_FALSE(r->registry().get<c::RealTimePacing>(model).active);
+  // Without lockstep PX4 keeps its own clock: real time all along, answers or not.
+  auto w = px4_world(28, "<lockstep>false</lockstep>");
+  FakePx4 free_running(4560 + 28);
+  fly(*w, 8);
+  const auto quad = w->registry().child_by_name(w->world(), "quad");
+  EXPECT_TRUE(w->registry().get<c::RealTimePacing>(quad).active);
 }
 
 TEST(Px4Bridge, ReplacedTimeoutParametersSayWhatToWrite) {
