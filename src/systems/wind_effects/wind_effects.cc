@@ -2,7 +2,7 @@
 // each step the horizontal magnitude and direction follow first-order lags with sine and noise
 // terms, the vertical component gets noise, an optional discrete "1 − cos" gust is added, the
 // result is written to components::Wind, and every link with EnableWind is pushed by
-// F = k · m · (wind − v_com) at its centre of mass (k = force_approximation_scaling_factor).
+// F = k · m · (wind − v_link) at its centre of mass (k = force_approximation_scaling_factor).
 // Only links that can move are pushed: a link of a static model, or one welded to the world by a
 // chain of fixed joints, is named once in a warning (Gazebo's wind demo has such a roof).
 
@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <unordered_map>
@@ -34,19 +35,24 @@ using sensors::reject_unread;
 constexpr double kTwoPi = 2.0 * std::numbers::pi;
 constexpr double kDeg = std::numbers::pi / 180.0;
 
-// One filtered, oscillating, noisy scalar (Gazebo's horizontal magnitude or direction).
+// One filtered, oscillating, noisy scalar (Gazebo's horizontal magnitude or direction, or the
+// vertical component), as gz-sim's WindEffects updates it each step:
+//   state ← (1 − k)·state + k·mean with k = dt / time_for_rise (at most 1: Kestrel's guard for a
+//   time_for_rise shorter than the step, where Gazebo's filter would overshoot);
+//   value = state + amplitude·scale·sin(2π t / period), then noise.
 struct Channel {
-  double time_for_rise = 0;  // first-order lag time constant [s]; 0 = none
-  double sin_amplitude = 0;  // magnitude: fraction of the mean; direction: degrees
-  double sin_period = 0;     // [s]; <= 0 = no sine
+  double time_for_rise = 1;  // [s], Gazebo's default
+  double sin_amplitude = 0;  // magnitude: fraction of the filtered mean; direction: degrees
+  double sin_period = 1;     // [s], Gazebo's default
   Noise noise;
   double state = 0;
 
-  double step(double mean, double t, double dt, double amplitude_scale) {
-    const double k = time_for_rise > 0 ? dt / (dt + time_for_rise) : 1.0;
-    state = k * mean + (1.0 - k) * state;
-    double v = state;
-    if (sin_period > 0) v += sin_amplitude * amplitude_scale * std::sin(kTwoPi * t / sin_period);
+  // `scale_by_state`: the sine's amplitude is a fraction of the filtered mean (magnitude).
+  double step(double mean, double t, double dt, bool scale_by_state) {
+    const double k = std::min(1.0, dt / time_for_rise);
+    state = (1.0 - k) * state + k * mean;
+    const double scale = scale_by_state ? state : 1.0;
+    const double v = state + sin_amplitude * scale * std::sin(kTwoPi * t / sin_period);
     return noise.apply(v, dt);
   }
 };
@@ -87,11 +93,14 @@ class WindEffects final : public System,
     read_channel(dir, "amplitude", direction_);
     direction_.noise = noise(dir, "wind/direction");
     const Element* v = config.child("vertical");
-    vertical_ = noise(v, "wind/vertical");
+    if (v) {
+      vertical_.time_for_rise = get_time_for_rise(*v);
+    }
+    vertical_.noise = noise(v, "wind/vertical");
     if (mag) reject_unread(*mag, "expected <time_for_rise>, <sin>, <noise>");
     if (dir) reject_unread(*dir, "expected <time_for_rise>, <sin>, <noise>");
     if (h) reject_unread(*h, "expected <magnitude>, <direction>");
-    if (v) reject_unread(*v, "expected <noise>");
+    if (v) reject_unread(*v, "expected <time_for_rise>, <noise>");
     if (const Element* g = config.child("gust")) {
       gust_start_ = from_seconds(g->get<double>("start"));
       gust_duration_ = from_seconds(g->get<double>("duration"));
@@ -119,7 +128,7 @@ class WindEffects final : public System,
           };
           magnitude_.noise = again(magnitude_.noise, "wind/magnitude");
           direction_.noise = again(direction_.noise, "wind/direction");
-          vertical_ = again(vertical_, "wind/vertical");
+          vertical_.noise = again(vertical_.noise, "wind/vertical");
         });
   }
 
@@ -128,9 +137,9 @@ class WindEffects final : public System,
     const double t = to_seconds(info.sim_time), dt = to_seconds(info.dt);
     const double mean_mag = std::hypot(mean_.X(), mean_.Y());
     const double mean_dir = std::atan2(mean_.Y(), mean_.X()) / kDeg;
-    const double m = magnitude_.step(mean_mag, t, dt, mean_mag);
-    const double d = direction_.step(mean_dir, t, dt, 1.0) * kDeg;
-    Vector3d wind(m * std::cos(d), m * std::sin(d), vertical_.apply(mean_.Z(), dt));
+    const double m = magnitude_.step(mean_mag, t, dt, true);
+    const double d = direction_.step(mean_dir, t, dt, false) * kDeg;
+    Vector3d wind(m * std::cos(d), m * std::sin(d), vertical_.step(mean_.Z(), t, dt, false));
     if (gust_duration_ > Duration{0} && info.sim_time >= gust_start_ &&
         info.sim_time < gust_start_ + gust_duration_) {
       const double phase = to_seconds(info.sim_time - gust_start_) / to_seconds(gust_duration_);
@@ -147,10 +156,9 @@ class WindEffects final : public System,
       const auto* pose = r.try_get<c::WorldPose>(e);
       const auto* v = r.try_get<c::WorldLinearVelocity>(e);
       if (!inertial || !pose || !v) continue;  // not built by Physics yet
-      const auto* w = r.try_get<c::WorldAngularVelocity>(e);
+      // As Gazebo: the velocity of the link origin, the force at the centre of mass.
       const Vector3d r_com = pose->value.Rot().RotateVector(inertial->value.Pose().Pos());
-      const Vector3d v_com = v->value + (w ? w->value.Cross(r_com) : Vector3d::Zero);
-      const Vector3d f = k_ * inertial->value.MassMatrix().Mass() * (wind - v_com);
+      const Vector3d f = k_ * inertial->value.MassMatrix().Mass() * (wind - v->value);
       auto* cmd = r.try_get<c::ExternalWorldWrenchCmd>(e);
       if (!cmd) cmd = &r.add<c::ExternalWorldWrenchCmd>(e);
       cmd->force += f;
@@ -165,13 +173,27 @@ class WindEffects final : public System,
   }
 
  private:
+  // Gazebo refuses a time_for_rise of (nearly) 0; so does Kestrel, and a negative one.
+  static double get_time_for_rise(const Element& e) {
+    const double tau = e.get_or<double>("time_for_rise", 1.0);
+    if (!(tau >= 1e-6) || !std::isfinite(tau)) {
+      throw Error(e.child("time_for_rise")->where(),
+                  fmt::format("<time_for_rise> must be > 0 [s] (Gazebo refuses less than 1e-6), "
+                              "found {}",
+                              tau));
+    }
+    return tau;
+  }
+
   static void read_channel(const Element* e, const char* amplitude, Channel& ch) {
     if (!e) return;
-    ch.time_for_rise = e->get_or<double>("time_for_rise", 0.0);
-    if (!(ch.time_for_rise >= 0)) throw Error(e->where(), "<time_for_rise> must be >= 0 [s]");
+    ch.time_for_rise = get_time_for_rise(*e);
     if (const Element* s = e->child("sin")) {
       ch.sin_amplitude = s->get_or<double>(amplitude, 0.0);
-      ch.sin_period = s->get_or<double>("period", 0.0);
+      ch.sin_period = s->get_or<double>("period", 1.0);
+      if (!(ch.sin_period > 0) || !std::isfinite(ch.sin_period)) {
+        throw Error(s->where(), "<period> must be > 0 [s]");
+      }
       reject_unread(*s, std::string("expected <") + amplitude + ">, <period>");
     }
   }
@@ -231,13 +253,13 @@ class WindEffects final : public System,
 
   struct State {
     Channel magnitude, direction;
-    Noise vertical;
+    Channel vertical;
   };
   ecs::Entity world_ = ecs::kNullEntity;
   Vector3d mean_;
   double k_ = 1.0;
   Channel magnitude_, direction_;
-  Noise vertical_;
+  Channel vertical_;
   Duration gust_start_{0}, gust_duration_{0};
   Vector3d gust_velocity_;
   State initial_;

@@ -41,11 +41,14 @@ void add_wind(TestWorld& w, const std::string& plugin) {
 }
 
 TEST(WindEffects, DragFollowsTheForceFormula) {
-  // F = k m (w - v) and nothing else: v(t) = w (1 - exp(-k t)) for a body starting at rest.
+  // F = k m (w - v) and nothing else: v(t) = w (1 - exp(-k t)) for a body starting at rest. The
+  // lags' time_for_rise at one step (k = dt/τ = 1): the wind is the mean from the first step.
   TestWorld w(world(true));
   add_wind(w,
            "<plugin><force_approximation_scaling_factor>2</force_approximation_scaling_factor>"
-           "</plugin>");
+           "<horizontal><magnitude><time_for_rise>0.001</time_for_rise></magnitude>"
+           "<direction><time_for_rise>0.001</time_for_rise></direction></horizontal>"
+           "<vertical><time_for_rise>0.001</time_for_rise></vertical></plugin>");
   w.start();
   w.step(1000);
   const ignition::math::Vector3d wind(4, -2, 0.5);
@@ -74,11 +77,11 @@ TEST(WindEffects, RiseSineNoiseAndGust) {
   const auto& wind = w.r().get<c::Wind>(w.runner->world()).linear_velocity;
   w.step(1);
   EXPECT_LT(std::hypot(wind.X(), wind.Y()), 0.01);  // rises from calm
-  w.step(2999);  // t = 3 s: the lag k = dt/(dt + tau) has risen to 1 - (1 - k)^3000; sine ~0
-  const double mean = std::hypot(4, -2), k = 0.001 / 1.001;
+  w.step(2999);  // t = 3 s: Gazebo's lag (k = dt/τ) has risen to 1 - (1 - k)^3000; sine ~0
+  const double mean = std::hypot(4, -2), k = 0.001 / 1.0;
   EXPECT_NEAR(std::hypot(wind.X(), wind.Y()), mean * (1 - std::pow(1 - k, 3000)), mean * 0.005);
-  w.step(500);  // mid-gust: + 6 m/s up
-  EXPECT_NEAR(wind.Z(), 0.5 + 6, 0.25);
+  w.step(500);  // mid-gust: + 6 m/s up; the vertical mean also rises with Gazebo's default τ 1 s
+  EXPECT_NEAR(wind.Z(), 0.5 * (1 - std::pow(1 - k, 3500)) + 6, 0.25);
   w.step(600);  // after the gust
   EXPECT_NEAR(wind.Z(), 0.5, 0.25);
   // Reset reproduces a fresh run.
@@ -202,7 +205,10 @@ constexpr std::string_view kImmobile = R"(<?xml version="1.0"?><sdf version="1.9
 TEST(WindEffects, LinksThatCannotMoveAreNamedOnceAndNotPushed) {
   LogCapture log;
   TestWorld w(kImmobile);
-  add_wind(w, "<plugin/>");
+  // No lag (time_for_rise of one step), so the free body follows the formula from the start.
+  add_wind(w,
+           "<plugin><horizontal><magnitude><time_for_rise>0.001</time_for_rise></magnitude>"
+           "<direction><time_for_rise>0.001</time_for_rise></direction></horizontal></plugin>");
   w.start();
   // Configure names them (so `kestrel check`, which configures, shows them), in entity order.
   auto warned = log.lines();
