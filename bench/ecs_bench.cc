@@ -2,9 +2,8 @@
 // Figures and how to reproduce them: docs/performance.md.
 #include <benchmark/benchmark.h>
 
-#include <random>
-
 #include "kestrel/ecs/registry.h"
+#include "sensors/noise/noise.h"
 
 namespace {
 
@@ -61,9 +60,9 @@ void BM_EachTwoComponents1M(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * kMillion);
-  state.counters["ns_per_entity"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * kMillion,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_entity"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kMillion,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_EachTwoComponents1M)->Unit(benchmark::kMillisecond);
 
@@ -80,9 +79,9 @@ void BM_PlainArrays1M(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * kMillion);
-  state.counters["ns_per_entity"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * kMillion,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_entity"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kMillion,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_PlainArrays1M)->Unit(benchmark::kMillisecond);
 
@@ -93,8 +92,9 @@ void BM_RandomGet(benchmark::State& state) {
     es.push_back(r.create());
     r.add<Position>(es.back());
   }
-  std::mt19937_64 rng(1);
-  std::shuffle(es.begin(), es.end(), rng);
+  // Fisher–Yates with the project's one random scheme (src/sensors/noise).
+  kestrel::sensors::Rng rng(1);
+  for (std::size_t k = es.size() - 1; k > 0; --k) std::swap(es[k], es[rng.next() % (k + 1)]);
   std::size_t i = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(r.get<Position>(es[i]).x);

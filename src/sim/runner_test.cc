@@ -3,11 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <random>
 #include <thread>
 
 #include "kestrel/components/pacing.h"
 #include "kestrel/components/world.h"
+#include "sensors/noise/noise.h"
 
 namespace kestrel::sim {
 namespace {
@@ -87,11 +87,11 @@ class Walker : public System, public ISystemConfigure, public ISystemUpdate, pub
   void configure(ecs::Entity, const Element&, ecs::Registry& reg, EventBus&) override {
     body_ = reg.create();
     reg.add<Body>(body_, 0.0, 1.0);
-    rng_.seed(42);
+    rng_ = sensors::Rng(42);
   }
   void update(const UpdateInfo& info, ecs::Registry& reg) override {
     auto& b = reg.get<Body>(body_);
-    b.v += std::normal_distribution<double>(0, 1)(rng_) * to_seconds(info.dt);
+    b.v += rng_.normal() * to_seconds(info.dt);
     b.x += b.v * to_seconds(info.dt);
     // Spawn and remove entities now and then so reset must undo structural changes.
     if (info.iterations % 10 == 5) spawned_.push_back(reg.create());
@@ -101,13 +101,13 @@ class Walker : public System, public ISystemConfigure, public ISystemUpdate, pub
     }
   }
   void reset(const UpdateInfo&, ecs::Registry&) override {
-    rng_.seed(42);
+    rng_ = sensors::Rng(42);
     spawned_.clear();
   }
   ecs::Entity body_ = ecs::kNullEntity;
 
  private:
-  std::mt19937_64 rng_;
+  sensors::Rng rng_{42};
   std::vector<ecs::Entity> spawned_;
 };
 

@@ -31,9 +31,10 @@ struct Pending {
 // Charging while a charging current flows; full at capacity; discharging while the load is
 // applied; otherwise (empty, or draining not started or stopped) not charging.
 msgs::BatteryState::PowerSupplyStatus power_supply_status(const c::Battery& b) {
+  // Gazebo's order: charging, draining, above 90 %, otherwise not charging.
   if (b.charging) return msgs::BatteryState::CHARGING;
-  if (b.charge >= b.capacity) return msgs::BatteryState::FULL;
-  if (b.draining && !b.empty) return msgs::BatteryState::DISCHARGING;
+  if (b.draining) return msgs::BatteryState::DISCHARGING;
+  if (b.percentage > 0.9) return msgs::BatteryState::FULL;
   return msgs::BatteryState::NOT_CHARGING;
 }
 
@@ -192,6 +193,7 @@ struct Bridges::Impl {
         c::TwistCommand v;
         v.linear.Set(m.linear().x(), m.linear().y(), m.linear().z());
         v.angular.Set(m.angular().x(), m.angular().y(), m.angular().z());
+        v.received = true;
         return v;
       });
     });
@@ -262,10 +264,11 @@ void Bridges::post_update(const UpdateInfo& info, const ecs::Registry& r) {
         msgs::BatteryState m;
         stamp(m.mutable_header(), now);
         m.set_voltage(b.voltage);
-        m.set_current(b.current);  // [A], positive while discharging, as Gazebo publishes it
+        // [A], positive while discharging (negative with invert_current_sign), as Gazebo.
+        m.set_current(t.invert_current ? -b.current : b.current);
         m.set_charge(b.charge);
         m.set_capacity(b.capacity);
-        m.set_percentage(b.percentage);
+        m.set_percentage(b.percentage * t.percentage_scale);
         m.set_power_supply_status(power_supply_status(b));
         impl_->publish(t.topic, m);
       });

@@ -34,8 +34,9 @@ namespace kestrel::components {
 /// `velocity`). Empty means "no command yet" (every rotor 0 rad/s); once non-empty it must cover
 /// every motor of the model: a motor whose actuator_number is beyond it is an error naming the
 /// motor's <plugin> FILE:LINE (as Gazebo's out-of-range error, but stopping the run). The motor
-/// model clamps each to [0, maxRotVelocity] (the spin direction comes from its
-/// `turningDirection`); a NaN or infinite command is an error naming the model.
+/// model limits each to at most maxRotVelocity (as Gazebo, no lower limit: a negative command
+/// turns the rotor backwards; the spin direction comes from its `turningDirection`); a NaN or
+/// infinite command is an error naming the model.
 struct ActuatorCommands {
   std::vector<double> velocity;  ///< [rad/s] by actuator_number
   Duration stamp{0};             ///< sim time the command was written [ns]
@@ -48,8 +49,10 @@ struct ActuatorCommandTopic {
   std::string topic;
 };
 
-/// Actual rotor speeds [rad/s] by actuator_number, after the motor dynamics (always >= 0;
-/// the spin direction is the motor's turning direction). Written every step by the motor model.
+/// Rotor speeds [rad/s] by actuator_number after the motor dynamics (Gazebo's filtered
+/// reference: the speed the rotor joint is commanded, times rotorVelocitySlowdownSim; >= 0 for
+/// non-negative commands; the spin direction is the motor's turning direction). Written every
+/// step by the motor model.
 struct RotorVelocities {
   std::vector<double> velocity;  ///< [rad/s] by actuator_number
 };
@@ -80,12 +83,15 @@ struct RotorFaults {
 // ---- velocity control (on the model entity) -----------------------------------------------------
 
 /// Velocity setpoint for MulticopterVelocityControl (ignition::msgs::Twist on
-/// TwistCommandTopic). `linear`: desired velocity of the base link in the body-heading frame
-/// (x forward, y left, z up, rotated by the current yaw only) [m/s]; `angular.Z()`: desired yaw
-/// rate [rad/s] (x, y ignored).
+/// TwistCommandTopic), as Gazebo's controller reads it: `linear`: desired velocity of the com
+/// link in its own (body) frame, x forward, y left, z up [m/s]; `angular.Z()`: desired yaw rate
+/// [rad/s] (x, y limited but not tracked). `received` is false until a twist has been written:
+/// the controller commands nothing before (Gazebo's waits for its first message), and a
+/// disabled controller clears it (Gazebo forgets the last twist when disabled).
 struct TwistCommand {
-  ignition::math::Vector3d linear;   ///< [m/s], body FLU (heading frame)
-  ignition::math::Vector3d angular;  ///< [rad/s], body FLU; only z is used
+  ignition::math::Vector3d linear;   ///< [m/s], body FLU
+  ignition::math::Vector3d angular;  ///< [rad/s], body FLU; only z is tracked
+  bool received = false;
 };
 
 /// "/" + robotNamespace + "/" + commandSubTopic of the velocity controller ("/X3/gazebo/
@@ -95,7 +101,8 @@ struct TwistCommandTopic {
 };
 
 /// Whether MulticopterVelocityControl drives the motors (ignition::msgs::Boolean on
-/// VelocityControlEnableTopic). Disabled: it commands 0 rad/s to every rotor.
+/// VelocityControlEnableTopic). Enabled at start, as Gazebo's. Disabled: it commands 0 rad/s to
+/// every rotor and forgets the last twist.
 struct VelocityControlEnable {
   bool value = true;
 };
@@ -119,15 +126,19 @@ struct Battery {
   double power = 0;                 ///< electrical power drawn in the last step [W]
   double energy_used = 0;           ///< energy drawn since start [J]
   bool empty = false;               ///< charge reached 0: motors produce no thrust
-  /// The load is applied: false before start_on_motion's first motion or drain message, and
-  /// after a stop-draining message (then the battery draws nothing, rotors included).
-  bool draining = true;
+  /// The load is applied (Gazebo's startDraining): from the start with `start_draining`, else
+  /// from the first joint command of the model or drain-start message; false after a
+  /// stop-draining message until one of those again (then nothing is updated while not
+  /// charging: charge and current stay as they were).
+  bool draining = false;
   bool charging = false;  ///< a charging current was applied in the last step
 };
 
 /// "/model/<model>/battery/<battery_name>/state".
 struct BatteryTopic {
   std::string topic;
+  bool invert_current = false;    ///< `invert_current_sign`: publish −current
+  double percentage_scale = 1.0;  ///< 100 with `fix_issue_225` true (Gazebo then sends 0..100)
 };
 
 /// Whether the battery is being recharged (Gazebo's `enable_recharge`), on the model entity.

@@ -3,9 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
+
+#include "sensors/noise/noise.h"
 
 namespace kestrel::sitl::mavlink {
 namespace {
@@ -277,13 +278,12 @@ TEST(MavlinkParser, OversizedV2LengthIsRejected) {
 }
 
 TEST(MavlinkParser, RecoversEveryFrameFromSeededNoise) {
-  std::mt19937 rng(7);
-  std::uniform_int_distribution<int> byte(0, 255), count(0, 40);
+  sensors::Rng rng(7);  // the project's one random scheme (src/sensors/noise)
   Bytes stream;
   const int kFrames = 500;
   for (int i = 0; i < kFrames; ++i) {
-    for (int n = count(rng); n > 0; --n) {
-      const auto b = static_cast<std::uint8_t>(byte(rng));
+    for (int n = static_cast<int>(rng.next() % 41); n > 0; --n) {
+      const auto b = static_cast<std::uint8_t>(rng.next() & 0xff);
       stream.push_back(b);
     }
     HilSensor s = sample_sensor();

@@ -51,8 +51,10 @@ struct Hover {
     w = std::make_unique<LoadedWorld>(testing::quad_world(o));
     model = w->find("w::quad");
     base = w->find("w::quad::base_link");
-    w->r().get<c::VelocityControlEnable>(model).value = true;
+    hold();
   }
+  // A zero twist (as if received on the controller's topic): hold the current velocity.
+  void hold() { w->r().set(model, c::TwistCommand{{0, 0, 0}, {0, 0, 0}, true}); }
   double z() { return w->r().get<c::WorldPose>(base).value.Pos().Z(); }
   std::unique_ptr<LoadedWorld> w;
   ecs::Entity model, base;
@@ -225,8 +227,8 @@ TEST(FaultInjection, BadCommandedFaultsChangeNothing) {
 TEST(FaultInjection, ResetForgetsCommandedFaults) {
   Hover h(faults(""));
   const ecs::Entity world = h.w->runner->world();
-  h.w->r().set(world, c::FaultCommand{R"(<fault time="1" type="wind_gust" velocity="3 0 0"/>)",
-                                      "test"});
+  h.w->r().set(world,
+               c::FaultCommand{R"(<fault time="1" type="wind_gust" velocity="3 0 0"/>)", "test"});
   h.w->step(1);
   h.w->runner->request_reset();
   h.w->step(1500);
@@ -266,17 +268,24 @@ std::string battery(const std::string& extra) {
   return b;
 }
 
-TEST(LinearBattery, StartOnMotionDrainsNothingUntilAJointMoves) {
-  Hover h("", battery("<power_load>10</power_load><start_on_motion>true</start_on_motion>"));
-  auto& enable = h.w->r().get<c::VelocityControlEnable>(h.model).value;
-  enable = false;  // rotors still: falling, but no joint moves
-  h.w->step(1000);
-  EXPECT_EQ(h.w->r().get<c::Battery>(h.model).charge, 5.0);
-  EXPECT_EQ(h.w->r().get<c::Battery>(h.model).energy_used, 0.0);
-  enable = true;
-  h.w->step(1000);
-  EXPECT_LT(h.w->r().get<c::Battery>(h.model).charge, 5.0);
-  EXPECT_GT(h.w->r().get<c::Battery>(h.model).energy_used, 10.0 * 0.5);  // at least the 10 W
+// As Gazebo's: no drain (not even power_load) before a joint of the model is commanded; the
+// motors command their rotor joints once the controller has a twist.
+TEST(LinearBattery, DrainsFromTheFirstRotorCommand) {
+  QuadOptions o;
+  o.z = 5;
+  o.velocity_control = true;
+  o.model_extra = battery("<power_load>10</power_load>");
+  LoadedWorld w(testing::quad_world(o));
+  const auto model = w.find("w::quad");
+  w.step(1000);  // no twist: rotors at rest, falling
+  EXPECT_FALSE(w.r().get<c::Battery>(model).draining);
+  EXPECT_EQ(w.r().get<c::Battery>(model).charge, 5.0);
+  EXPECT_EQ(w.r().get<c::Battery>(model).energy_used, 0.0);
+  w.r().set(model, c::TwistCommand{{0, 0, 0}, {0, 0, 0}, true});
+  w.step(1000);
+  EXPECT_TRUE(w.r().get<c::Battery>(model).draining);
+  EXPECT_LT(w.r().get<c::Battery>(model).charge, 5.0);
+  EXPECT_GT(w.r().get<c::Battery>(model).energy_used, 10.0 * 0.5);  // at least the 10 W
 }
 
 TEST(LinearBattery, RechargeAddsCapacityOverChargingTimeUntilFull) {
@@ -324,8 +333,7 @@ TEST(LinearBattery, UnsupportedOrAmbiguousOptionsAreErrors) {
   EXPECT_EQ(error("<power_load>1</power_load><power_load>2</power_load>"), "(no error)");
   EXPECT_THAT(error("<charging_time>3</charging_time>"),
               HasSubstr("<charging_time> needs <enable_recharge>true</enable_recharge>"));
-  EXPECT_THAT(error("<enable_recharge>true</enable_recharge>"),
-              HasSubstr("charging_time"));
+  EXPECT_THAT(error("<enable_recharge>true</enable_recharge>"), HasSubstr("charging_time"));
   EXPECT_THAT(error("<start_on_motion>maybe</start_on_motion>"), HasSubstr("start_on_motion"));
 }
 
@@ -343,8 +351,8 @@ TEST(LinearBattery, TwoBatteriesOfOneNameOnOneModelAreAnErrorNamingBoth) {
 }
 
 TEST(LinearBattery, GazeboDemoWorldConfigures) {
-  const auto file = std::filesystem::path(KESTREL_SHARED_DIR) / "worlds" / "gz" /
-                    "linear_battery_demo.sdf";
+  const auto file =
+      std::filesystem::path(KESTREL_SHARED_DIR) / "worlds" / "gz" / "linear_battery_demo.sdf";
   if (!std::filesystem::exists(file)) GTEST_SKIP() << "corpus world not found: " << file;
   std::string what = "(no error)";
   try {

@@ -1,7 +1,8 @@
-// LinearBattery: open-circuit voltage linear in the state of charge, an internal resistance, and
-// a load = constant power + rotor shaft power / motor efficiency. Per step (after the motors):
-//   drain commands / motion → load power → current (V = Voc − R·i, P = V·i) − charging current
-//   → smoothed current → charge → Battery → recharge full / below soc_threshold.
+// LinearBattery: gz-sim's LinearBatteryPlugin (open-circuit voltage linear in the state of
+// charge, an internal resistance), with a load = constant power + rotor shaft power / motor
+// efficiency. Per step (after the motors):
+//   drain commands / joint commands → (while draining or charging) current P / V − charging
+//   current → smoothed current → charge → voltage → Battery → recharge full / soc_threshold.
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -26,15 +27,12 @@ namespace c = kestrel::components;
 constexpr const char* kParams =
     "battery_name, voltage, open_circuit_voltage_constant_coef, "
     "open_circuit_voltage_linear_coef, initial_charge, capacity, resistance, "
-    "smooth_current_tau, power_load, motor_efficiency, topic, fix_issue_225, start_on_motion, "
-    "enable_recharge, charging_time, recharge_by_topic, soc_threshold, power_draining_topic, "
-    "stop_power_draining_topic";
+    "smooth_current_tau, power_load, motor_efficiency, topic, fix_issue_225, "
+    "invert_current_sign, start_draining, start_on_motion, enable_recharge, charging_time, "
+    "recharge_by_topic, soc_threshold, power_draining_topic, stop_power_draining_topic";
 
 // Parameters that may be given more than once.
 constexpr std::string_view kRepeatable[] = {"power_draining_topic", "stop_power_draining_topic"};
-
-// Draining: before the first motion (start_on_motion), on, or stopped by a message.
-enum class Drain { kWaitingForMotion, kOn, kStopped };
 
 // A topic given by the user, made absolute, with where it was given (for duplicate errors).
 struct TopicAt {
@@ -82,12 +80,24 @@ class LinearBattery final : public System,
     const auto topic = config.get_or<std::string>("topic", prefix + "/state");
     // Gazebo's options. fix_issue_225 = true is how Kestrel always drains (q −= i·dt/3600 A·h);
     // Gazebo's default (false) keeps its old, wrong drain rate, which Kestrel does not reproduce.
-    if (config.has("fix_issue_225") && !config.get<bool>("fix_issue_225")) {
+    // With fix_issue_225 true Gazebo also publishes the percentage as 0..100 (else 0..1).
+    const bool fix_issue_225 = config.get_or<bool>("fix_issue_225", false);
+    if (config.has("fix_issue_225") && !fix_issue_225) {
       throw Error(config.child("fix_issue_225")->where(),
                   "<fix_issue_225> false asks for Gazebo's wrong drain rate (its issue 225), which "
                   "Kestrel does not reproduce: remove it or set it to true");
     }
-    start_on_motion_ = config.get_or<bool>("start_on_motion", false);
+    const bool invert_current = config.get_or<bool>("invert_current_sign", false);
+    start_draining_ = config.get_or<bool>("start_draining", false);
+    if (const Element* e = config.child("start_on_motion")) {
+      (void)e->value<bool>();
+      spdlog::warn(
+          "{}: LinearBattery: <start_on_motion> is not read by Gazebo's "
+          "LinearBatteryPlugin (its demo world sets it), nor by Kestrel: the battery "
+          "starts draining as Gazebo's, with <start_draining>, at the first joint "
+          "command of the model or at a draining message",
+          e->where());
+    }
     std::vector<TopicAt> topics;  // every topic of this battery, to reject duplicates
     charge_current_ = 0;
     soc_threshold_.reset();
@@ -129,15 +139,17 @@ class LinearBattery final : public System,
     b.capacity = capacity_;
     b.charge = initial;
     b.percentage = initial / capacity_;
-    b.open_circuit_voltage = b.voltage = voltage_at(b.charge);
+    b.open_circuit_voltage = voltage_at(b.charge);
+    b.voltage = nominal;  // Gazebo's battery starts at <voltage>
     b.empty = initial <= 0;
-    b.draining = !start_on_motion_;
+    b.draining = start_draining_;
     r.set(model_, b);
+    // Gazebo looks at the joints directly under the model.
     joints_.clear();
-    for (ecs::Entity e : r.descendants(model_)) {
+    for (ecs::Entity e : r.children(model_)) {
       if (r.has<c::Joint>(e)) joints_.push_back(e);
     }
-    r.set(model_, c::BatteryTopic{topic});
+    r.set(model_, c::BatteryTopic{topic, invert_current, fix_issue_225 ? 100.0 : 1.0});
     reset_state();
   }
 
@@ -149,21 +161,7 @@ class LinearBattery final : public System,
     const double now = to_seconds(info.sim_time);
     auto& b = r.get<c::Battery>(model_);
     update_drain(r, now);
-    double power = 0;
-    if (drain_ == Drain::kOn) {
-      power = power_load_;
-      if (const auto* p = r.try_get<c::RotorShaftPower>(model_)) {
-        for (double w : p->watts) power += w / efficiency_;
-      }
-    }
-    const double voc = voltage_at(b.charge);
-    // P = (Voc − R·i)·i → the smaller root; beyond the maximum power the battery collapses.
-    double current = power / std::max(voc, 1e-9);
-    if (resistance_ > 0) {
-      const double disc = voc * voc - 4 * resistance_ * power;
-      current = disc >= 0 ? (voc - std::sqrt(disc)) / (2 * resistance_) : voc / (2 * resistance_);
-    }
-    if (b.empty) current = 0;
+    b.draining = draining_;
     auto* recharge = charge_current_ > 0 ? r.try_get<c::BatteryRecharge>(model_) : nullptr;
     if (recharge && recharge->charging != charging_) {
       charging_ = recharge->charging;
@@ -171,46 +169,72 @@ class LinearBattery final : public System,
                    charging_ ? "start" : "stop", now);
     }
     b.charging = charging_ && b.charge < capacity_;
-    if (b.charging) current -= charge_current_;
-    // Smoothed current (first order, tau) drains the charge.
-    b.current += (current - b.current) * (1 - std::exp(-dt / tau_));
-    const bool was_empty = b.empty;
-    b.charge = std::clamp(b.charge - b.current * dt / 3600.0, 0.0, capacity_);
-    b.percentage = b.charge / capacity_;
-    b.open_circuit_voltage = voltage_at(b.charge);
-    b.voltage = std::max(0.0, b.open_circuit_voltage - resistance_ * b.current);
-    b.power = b.voltage * b.current;
-    b.energy_used += std::max(0.0, b.power) * dt;  // drawn, not returned by recharging
-    b.empty = b.charge <= 0;
-    b.draining = drain_ == Drain::kOn;
-    if (b.empty && !was_empty) {
-      spdlog::warn("[battery] {}: empty at t={:.3f} s: motors stop", name_, now);
-    }
+    // As Gazebo: the battery is updated only while it drains or charges.
+    if (draining_ || b.charging) update_charge(r, b, dt, now);
     if (recharge) update_recharge(b, *recharge, now);
   }
 
  private:
+  // Gazebo's update: i_raw = P / V (V: the terminal voltage of the last update), minus the
+  // charging current; i ← i + dt/τ·(i_raw − i); q ← q − i·dt/3600; V = Voc(q) − R·i.
+  void update_charge(ecs::Registry& r, c::Battery& b, double dt, double now) {
+    if (tau_ < dt && !tau_reported_) {
+      tau_reported_ = true;
+      spdlog::warn(
+          "[battery] {}: <smooth_current_tau> {} s is shorter than the step {} s: the "
+          "step is used, as Gazebo does",
+          name_, tau_, dt);
+    }
+    if (std::abs(b.voltage) < 1e-3 && !b.charging) {  // Gazebo's dead battery: 0 V, frozen
+      b.voltage = 0;
+      return;
+    }
+    double power = 0;
+    if (draining_) {
+      power = power_load_;
+      if (const auto* p = r.try_get<c::RotorShaftPower>(model_)) {
+        for (double w : p->watts) power += w / efficiency_;
+      }
+    }
+    double current = b.empty ? 0 : power / b.voltage;
+    if (b.charging) current -= charge_current_;
+    b.current += std::min(1.0, dt / tau_) * (current - b.current);
+    const bool was_empty = b.empty;
+    b.charge = std::clamp(b.charge - b.current * dt / 3600.0, 0.0, capacity_);
+    b.percentage = b.charge / capacity_;
+    b.open_circuit_voltage = voltage_at(b.charge);
+    b.voltage = b.open_circuit_voltage - resistance_ * b.current;
+    b.power = b.voltage * b.current;
+    b.energy_used += std::max(0.0, b.power) * dt;  // drawn, not returned by recharging
+    b.empty = b.charge <= 0;
+    if (b.empty && !was_empty) {
+      spdlog::warn("[battery] {}: empty at t={:.3f} s: motors stop", name_, now);
+    }
+  }
+
   void reset_state() {
-    drain_ = start_on_motion_ ? Drain::kWaitingForMotion : Drain::kOn;
+    draining_ = start_draining_;
     charging_ = false;
     threshold_armed_ = true;
   }
 
-  // Drain commands (applied and cleared), then start_on_motion.
+  // Drain commands (applied and cleared), then Gazebo's rule: a battery that is not draining
+  // starts at the first step a joint of the model has a non-zero velocity or force command.
   void update_drain(ecs::Registry& r, double now) {
     auto& cmd = r.get<c::BatteryDrainCommand>(model_);
     using A = c::BatteryDrainCommand::Action;
-    if (cmd.action == A::kStart && drain_ != Drain::kOn) {
-      drain_ = Drain::kOn;
+    if (cmd.action == A::kStart && !draining_) {
+      draining_ = true;
       spdlog::info("[battery] {}: drain start message: draining from t={:.3f} s", name_, now);
-    } else if (cmd.action == A::kStop && drain_ != Drain::kStopped) {
-      drain_ = Drain::kStopped;
+    } else if (cmd.action == A::kStop && draining_) {
+      draining_ = false;
       spdlog::info("[battery] {}: drain stop message: no draining from t={:.3f} s", name_, now);
     }
     cmd.action = A::kNone;
-    if (drain_ == Drain::kWaitingForMotion && moving(r)) {
-      drain_ = Drain::kOn;
-      spdlog::info("[battery] {}: the model moves: draining from t={:.3f} s", name_, now);
+    if (!draining_ && joint_commanded(r)) {
+      draining_ = true;
+      spdlog::info("[battery] {}: a joint of the model is commanded: draining from t={:.3f} s",
+                   name_, now);
     }
   }
 
@@ -267,14 +291,15 @@ class LinearBattery final : public System,
     return out;
   }
 
-  // start_on_motion: any joint of the model turning or sliding.
-  bool moving(const ecs::Registry& r) const {
+  // A joint directly under the model with a non-zero JointVelocityCmd or JointForceCmd (Gazebo
+  // compares them as floats).
+  bool joint_commanded(const ecs::Registry& r) const {
+    auto nonzero = [](const std::vector<double>& v) {
+      return std::ranges::any_of(v, [](double x) { return std::abs(static_cast<float>(x)) > 0; });
+    };
     for (ecs::Entity j : joints_) {
-      if (const auto* v = r.try_get<c::JointVelocity>(j)) {
-        for (double x : v->data) {
-          if (std::abs(x) > kMotionThreshold) return true;
-        }
-      }
+      if (const auto* v = r.try_get<c::JointVelocityCmd>(j); v && nonzero(v->data)) return true;
+      if (const auto* f = r.try_get<c::JointForceCmd>(j); f && nonzero(f->data)) return true;
     }
     return false;
   }
@@ -302,14 +327,14 @@ class LinearBattery final : public System,
 
   ecs::Entity model_ = ecs::kNullEntity;
   std::string name_;
-  static constexpr double kMotionThreshold = 1e-3;  // [rad/s or m/s]
   double e0_ = 0, e1_ = 0, capacity_ = 0, resistance_ = 0, tau_ = 1, power_load_ = 0,
          efficiency_ = 0.7;
   double charge_current_ = 0;            // [A] while recharging
   std::optional<double> soc_threshold_;  // [0, 1]; none: no automatic charging
-  bool start_on_motion_ = false;
+  bool start_draining_ = false;
+  bool tau_reported_ = false;
   // Per-run state (reset_state()).
-  Drain drain_ = Drain::kOn;
+  bool draining_ = false;
   bool charging_ = false;        // recharging commanded (by message or soc_threshold)
   bool threshold_armed_ = true;  // soc_threshold may start charging
   std::vector<ecs::Entity> joints_;

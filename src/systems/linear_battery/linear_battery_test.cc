@@ -74,6 +74,7 @@ std::string cell(const std::string& extra) {
 // 350 W at 10 V = 35 A; charging 1 A·h / 0.01 h = 100 A; recharges below half charge.
 const std::string kAutoRecharge = cell(
     "<initial_charge>0.5</initial_charge>\n<power_load>350</power_load>\n"
+    "<start_draining>true</start_draining>\n"
     "<enable_recharge>true</enable_recharge>\n<charging_time>0.01</charging_time>\n"
     "<soc_threshold>0.49</soc_threshold>\n");
 
@@ -171,9 +172,9 @@ TEST(LinearBattery, ThresholdBelowTheInitialChargeStartsChargingAtTheFirstStep) 
 }
 
 TEST(LinearBattery, DrainStartsAndStopsOnCommand) {
-  // start_on_motion: nothing drains until a start command; 36 W + 70 W of rotors at 0.7
-  // efficiency = 136 W at 10 V = 13.6 A while draining, nothing while stopped.
-  Bench b(cell("<power_load>36</power_load>\n<start_on_motion>true</start_on_motion>\n"));
+  // Not draining before a start command (no start_draining, no joint command); 36 W + 70 W of
+  // rotors at 0.7 efficiency = 136 W at 10 V = 13.6 A while draining.
+  Bench b(cell("<power_load>36</power_load>\n"));
   b.r().add<c::RotorShaftPower>(b.model, c::RotorShaftPower{{70.0}});
   b.step(100);
   EXPECT_EQ(b.battery().charge, 1.0);
@@ -186,13 +187,15 @@ TEST(LinearBattery, DrainStartsAndStopsOnCommand) {
   EXPECT_NEAR(b.battery().current, 13.6, 1e-9);
   EXPECT_NEAR(b.battery().charge, 1.0 - 13.6 * 1.0 / 3600, 13.6 * 2 * kDt / 3600);
 
+  // Stopped (and not charging), Gazebo updates nothing: charge and current stay.
   b.drain(Action::kStop);
-  b.step(20);  // the smoothed current decays (tau 0.1 ms)
+  b.step(20);
   EXPECT_FALSE(b.battery().draining);
   const double stopped = b.battery().charge;
-  b.r().get<c::JointVelocity>(b.joint).data = {5.0};  // motion does not restart it
+  b.r().get<c::JointVelocity>(b.joint).data = {5.0};  // motion without a command: no drain
   b.step(1000);
   EXPECT_EQ(b.battery().charge, stopped);
+  EXPECT_NEAR(b.battery().current, 13.6, 1e-9);
   EXPECT_FALSE(b.battery().draining);
 
   b.drain(Action::kStart);
@@ -200,29 +203,61 @@ TEST(LinearBattery, DrainStartsAndStopsOnCommand) {
   EXPECT_NEAR(b.battery().charge, stopped - 13.6 / 3600, 13.6 * 2 * kDt / 3600);
 }
 
-TEST(LinearBattery, MotionStartsDrainingUnlessStoppedFirst) {
-  Bench b(cell("<power_load>36</power_load>\n<start_on_motion>true</start_on_motion>\n"));
-  b.r().get<c::JointVelocity>(b.joint).data = {1.0};
+// Gazebo's rule: without start_draining the battery starts draining at the first step a joint
+// of the model has a non-zero velocity or force command — also after a stop message.
+TEST(LinearBattery, JointCommandsStartDrainingAsGazebo) {
+  Bench b(cell("<power_load>36</power_load>\n"));
+  b.step(100);
+  EXPECT_FALSE(b.battery().draining);
+  b.r().add<c::JointVelocityCmd>(b.joint, c::JointVelocityCmd{{1e-3}});
   b.step();
   EXPECT_TRUE(b.battery().draining);
+  EXPECT_LT(b.battery().charge, 1.0);
+  b.drain(Action::kStop);
+  b.step();
+  EXPECT_TRUE(b.battery().draining) << "the joint command restarts it in the same step";
 
-  Bench s(cell("<power_load>36</power_load>\n<start_on_motion>true</start_on_motion>\n"));
-  s.drain(Action::kStop);  // before any motion
+  Bench f(cell("<power_load>36</power_load>\n"));
+  f.r().add<c::JointForceCmd>(f.joint, c::JointForceCmd{{0.0}});
+  f.step(10);
+  EXPECT_FALSE(f.battery().draining);
+  f.r().get<c::JointForceCmd>(f.joint).data = {0.5};
+  f.step();
+  EXPECT_TRUE(f.battery().draining);
+
+  Bench s(cell("<power_load>36</power_load>\n<start_draining>true</start_draining>\n"));
   s.step();
-  s.r().get<c::JointVelocity>(s.joint).data = {1.0};
-  s.step(100);
-  EXPECT_FALSE(s.battery().draining);
-  EXPECT_EQ(s.battery().charge, 1.0);
+  EXPECT_TRUE(s.battery().draining);
+  EXPECT_NEAR(s.battery().current, 3.6, 1e-9);
+}
+
+// Gazebo's options: invert_current_sign and fix_issue_225 change what the state topic says;
+// start_on_motion (in Gazebo's demo world, read by neither) is accepted with a warning.
+TEST(LinearBattery, GazeboPublishingOptionsAndStartOnMotion) {
+  Bench plain(cell(""));
+  EXPECT_FALSE(plain.r().get<c::BatteryTopic>(plain.model).invert_current);
+  EXPECT_EQ(plain.r().get<c::BatteryTopic>(plain.model).percentage_scale, 1.0);
+  Bench b(
+      cell("<invert_current_sign>true</invert_current_sign>\n"
+           "<fix_issue_225>true</fix_issue_225>\n"));
+  EXPECT_TRUE(b.r().get<c::BatteryTopic>(b.model).invert_current);
+  EXPECT_EQ(b.r().get<c::BatteryTopic>(b.model).percentage_scale, 100.0);
+  testing::CapturedLog log;
+  Bench m(cell("<power_load>36</power_load>\n<start_on_motion>true</start_on_motion>\n"));
+  EXPECT_THAT(log.text(), HasSubstr("battery.sdf:16: LinearBattery: <start_on_motion> is not "
+                                    "read by Gazebo's LinearBatteryPlugin"));
+  m.step(10);
+  EXPECT_FALSE(m.battery().draining);
 }
 
 TEST(LinearBattery, ResetReturnsToTheConfiguredState) {
   Bench b(
       cell("<initial_charge>0.5</initial_charge>\n<power_load>350</power_load>\n"
-           "<start_on_motion>true</start_on_motion>\n<enable_recharge>true</enable_recharge>\n"
+           "<enable_recharge>true</enable_recharge>\n"
            "<charging_time>0.01</charging_time>\n<soc_threshold>0.49</soc_threshold>\n"));
   auto run = [&] {
     b.step(50);
-    const double idle = b.battery().charge;  // waiting for motion
+    const double idle = b.battery().charge;  // waiting for a joint command or a message
     b.drain(Action::kStart);
     const int k = steps_until(
         b, [&] { return b.recharge(); }, 5000);
@@ -311,12 +346,16 @@ TEST(LinearBattery, GazeboDemoWorldRunsUnmodified) {
   const ecs::Entity green = w.find("default::vehicle_green");
   const ecs::Entity blue = w.find("default::vehicle_blue");
   w.step(500);
-  // vehicle_blue drains 6.6 W (its first <power_load>) from the start (12.592 V, 1.2009 A·h,
-  // no resistance): after the current has settled, i = 6.6 W / V.
-  const auto& b = w.r().get<c::Battery>(blue);
-  EXPECT_LT(b.charge, 1.2009);
-  EXPECT_TRUE(b.draining);
+  // As in Gazebo, nothing commands vehicle_blue's wheel joints (Kestrel has no DiffDrive, and
+  // Gazebo's would command 0 without a twist), so it does not drain until told to.
+  EXPECT_FALSE(w.r().get<c::Battery>(blue).draining);
+  EXPECT_EQ(w.r().get<c::Battery>(blue).charge, 1.2009);
+  w.r().get<c::BatteryDrainCommand>(blue).action = Action::kStart;
   w.step(10000);
+  // 6.6 W (its first <power_load>) at 12.592 V, 1.2009 A·h, no resistance: i = 6.6 W / V.
+  const auto& b = w.r().get<c::Battery>(blue);
+  EXPECT_TRUE(b.draining);
+  EXPECT_LT(b.charge, 1.2009);
   EXPECT_NEAR(b.current, 6.6 / b.voltage, 0.01 * 6.6 / b.voltage) << "the first <power_load>";
   // vehicle_green (2.5 A·h, soc_threshold 0.51, charging 2.5 A·h / 3 h): at 48 % it starts
   // charging by itself; 0.83 A exceeds its 2.1 W load (~0.66 A at Voc = 4.2 − 2·0.52 V).
@@ -330,10 +369,9 @@ TEST(LinearBattery, GazeboDemoWorldRunsUnmodified) {
   EXPECT_TRUE(g.draining);
   EXPECT_TRUE(g.charging);
   EXPECT_GT(g.charge, 0.48 * 2.5);
-  // Load current from P = (Voc − R·i)·i with R = 0.07 Ω, minus the charging current.
-  const double voc = g.open_circuit_voltage, r = 0.07;
-  const double load = (voc - std::sqrt(voc * voc - 4 * r * 2.1)) / (2 * r);
-  EXPECT_NEAR(g.current, load - 2.5 / 3, 1e-3);
+  // Gazebo's load current P / V (terminal voltage, R = 0.07 Ω), minus the charging current.
+  EXPECT_NEAR(g.current, 2.1 / g.voltage - 2.5 / 3, 1e-3);
+  EXPECT_NEAR(g.voltage, g.open_circuit_voltage - 0.07 * g.current, 1e-9);
   // A drain stop leaves only the charging current.
   w.r().get<c::BatteryDrainCommand>(green).action = Action::kStop;
   w.step(20000);

@@ -76,7 +76,8 @@ class MulticopterMission final : public System,
     r.set(model_, c::MissionStateTopic{topic});
     r.set(model_, c::MissionCommandTopic{"/model/" + r.get<c::Name>(model_).value + "/mission"});
     if (!r.has<c::TwistCommand>(model_)) r.add<c::TwistCommand>(model_);
-    if (!r.has<c::VelocityControlEnable>(model_)) r.add<c::VelocityControlEnable>(model_, false);
+    // The controller is enabled (Gazebo's default) and waits for the first twist.
+    if (!r.has<c::VelocityControlEnable>(model_)) r.add<c::VelocityControlEnable>(model_, true);
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override {
@@ -166,12 +167,12 @@ class MulticopterMission final : public System,
         }
       }
     }
-    // Velocity in the heading frame, yaw held at its take-off value.
+    // Velocity in the body frame (Gazebo's controller tracks R·v), yaw held at its take-off value.
     const double yaw = X->value.Rot().Euler().Z();
-    const double cy = std::cos(yaw), sy = std::sin(yaw);
     auto& twist = r.get<c::TwistCommand>(model_);
-    twist.linear.Set(cy * v_cmd.X() + sy * v_cmd.Y(), -sy * v_cmd.X() + cy * v_cmd.Y(), v_cmd.Z());
+    twist.linear = X->value.Rot().RotateVectorReverse(v_cmd);
     twist.angular.Set(0, 0, -kYawGain * wrap_pi(yaw - run_.yaw));
+    twist.received = true;
   }
 
  private:
@@ -215,9 +216,8 @@ class MulticopterMission final : public System,
   }
 
   static int waypoint_count(const std::vector<Item>& items) {
-    return static_cast<int>(std::count_if(items.begin(), items.end(), [](const Item& i) {
-      return i.kind == Item::Kind::kWaypoint;
-    }));
+    return static_cast<int>(std::count_if(
+        items.begin(), items.end(), [](const Item& i) { return i.kind == Item::Kind::kWaypoint; }));
   }
 
   // A mission sent at run time: parsed and checked entirely before anything changes. In flight
@@ -258,8 +258,8 @@ class MulticopterMission final : public System,
       st = fresh;  // idle: starts at start_time or, if that has passed, at the next step
       if (now > start_) start_ = now;
     }
-    spdlog::info("[mission] {}: new mission from {} at t={:.3f} s: {} items, {} waypoints{}",
-                 name_, cmd.source, to_seconds(now), items_.size(), st.waypoint_count,
+    spdlog::info("[mission] {}: new mission from {} at t={:.3f} s: {} items, {} waypoints{}", name_,
+                 cmd.source, to_seconds(now), items_.size(), st.waypoint_count,
                  flying ? " (flown from the current position)" : "");
   }
 

@@ -1,11 +1,12 @@
-// MulticopterMotorModel: one rotor. Per step (PreUpdate, before physics):
-//   command → reference speed → aerodynamic wrench from the current speed → first-order speed
-//   update → rotor joint spin (visual) and RotorVelocities.
-// The physics is the usual rotor model (RotorS-style); see README.md for the equations.
+// MulticopterMotorModel: one rotor, computing what gz-sim's MulticopterMotorModel computes (see
+// README.md for the equations and the deliberate differences). Per step (PreUpdate, before
+// physics): command → reference speed; wrench from the rotor joint's measured speed; first-order
+// filter of the reference → rotor joint velocity command and RotorVelocities.
 
 #include "multicopter_motor_model/multicopter_motor_model.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +24,7 @@ namespace {
 namespace c = kestrel::components;
 using ignition::math::Vector3d;
 
-// Gazebo's documented defaults for the optional parameters.
+// Gazebo's defaults for the optional parameters.
 constexpr double kDefaultTimeConstantUp = 1.0 / 80.0;        // [s]
 constexpr double kDefaultTimeConstantDown = 1.0 / 40.0;      // [s]
 constexpr double kDefaultMaxRotVelocity = 838.0;             // [rad/s]
@@ -32,21 +33,47 @@ constexpr double kDefaultMomentConstant = 0.016;             // [m]
 constexpr double kDefaultRotorDragCoefficient = 1.0e-4;      // [N/(m/s)/(rad/s)]
 constexpr double kDefaultRollingMomentCoefficient = 1.0e-6;  // [N·m/(m/s)/(rad/s)]
 constexpr double kDefaultRotorVelocitySlowdownSim = 10.0;
-constexpr const char* kDefaultCommandSubTopic = "command/motor_speed";
-// Axial inflow at which the thrust has dropped to zero (linear loss, as Gazebo's model) [m/s].
-constexpr double kThrustLossAirspeed = 25.0;
 constexpr int kMaxActuators = 64;
+// Kestrel's opt-in axial-inflow thrust loss (PX4's gazebo-classic motor model), [m/s].
+constexpr const char* kThrustLossParam = "kestrel:thrustLossAirspeed";
 
 constexpr const char* kParams =
-    "robotNamespace, jointName, linkName, actuator_number, turningDirection, timeConstantUp, "
-    "timeConstantDown, maxRotVelocity, motorConstant, momentConstant, rotorDragCoefficient, "
-    "rollingMomentCoefficient, rotorVelocitySlowdownSim, motorType, commandSubTopic, "
-    "motorSpeedPubTopic";
+    "robotNamespace, jointName, linkName, actuator_number, motorNumber, turningDirection, "
+    "timeConstantUp, timeConstantDown, maxRotVelocity, motorConstant, momentConstant, "
+    "rotorDragCoefficient, rollingMomentCoefficient, rotorVelocitySlowdownSim, motorType, "
+    "commandSubTopic, motorSpeedPubTopic";
 
 template <class T>
 T& ensure(ecs::Registry& r, ecs::Entity e) {
   if (T* t = r.try_get<T>(e)) return *t;
   return r.add<T>(e);
+}
+
+// <actuator_number>, or Gazebo's deprecated spelling <motorNumber> (Fortress reads only that
+// one; gz-sim main prefers actuator_number and warns on motorNumber).
+int read_actuator_number(const Element& config) {
+  const Element* a = config.child("actuator_number");
+  const Element* m = config.child("motorNumber");
+  if (a && m) {
+    throw Error(m->where(), fmt::format("<motorNumber> (deprecated) and <actuator_number> ({}) "
+                                        "both given: keep only <actuator_number>",
+                                        a->where()));
+  }
+  if (!a && !m) {
+    throw Error(config.where(),
+                "<plugin> is missing required parameter <actuator_number> (or "
+                "its deprecated Gazebo spelling <motorNumber>)");
+  }
+  if (m) {
+    spdlog::warn("{}: <motorNumber> is deprecated, please use <actuator_number>", m->where());
+  }
+  const Element& e = a ? *a : *m;
+  const int n = e.value<int>();
+  if (n < 0 || n >= kMaxActuators) {
+    throw Error(e.where(),
+                fmt::format("<{}> must be in 0..{}, found {}", e.name(), kMaxActuators - 1, n));
+  }
+  return n;
 }
 
 class MulticopterMotorModel final : public System,
@@ -65,12 +92,7 @@ class MulticopterMotorModel final : public System,
     const auto ns = config.get_or<std::string>("robotNamespace", r.get<c::Name>(model_).value);
     const auto joint_name = config.get<std::string>("jointName");
     const auto link_name = config.get<std::string>("linkName");
-    const int actuator = config.get<int>("actuator_number");
-    if (actuator < 0 || actuator >= kMaxActuators) {
-      throw Error(
-          config.child("actuator_number")->where(),
-          fmt::format("<actuator_number> must be in 0..{}, found {}", kMaxActuators - 1, actuator));
-    }
+    const int actuator = read_actuator_number(config);
     index_ = static_cast<std::size_t>(actuator);
     const auto dir = config.get<std::string>("turningDirection");
     if (dir == "ccw") {
@@ -84,8 +106,8 @@ class MulticopterMotorModel final : public System,
     const auto type = config.get_or<std::string>("motorType", "velocity");
     if (type != "velocity") {
       throw Error(config.child("motorType")->where(),
-                  fmt::format("<motorType> '{}' is not supported: Kestrel (like Gazebo in "
-                              "practice) implements only 'velocity'",
+                  fmt::format("<motorType> '{}' is not supported: Kestrel (like Gazebo, which "
+                              "reports it and applies no force) implements only 'velocity'",
                               type));
     }
     tau_up_ = get_positive_or(config, "timeConstantUp", kDefaultTimeConstantUp);
@@ -98,13 +120,15 @@ class MulticopterMotorModel final : public System,
         get_positive_or(config, "rollingMomentCoefficient", kDefaultRollingMomentCoefficient, true);
     slowdown_ =
         get_positive_or(config, "rotorVelocitySlowdownSim", kDefaultRotorVelocitySlowdownSim);
-    const auto cmd_topic = config.get_or<std::string>("commandSubTopic", kDefaultCommandSubTopic);
+    // Gazebo's default sub-topic is empty: the motors listen on "/NS".
+    const auto cmd_topic = config.get_or<std::string>("commandSubTopic", "");
     const auto speed_topic = config.get_or<std::string>("motorSpeedPubTopic", "");
+    thrust_loss_speed_ = get_positive_or(config, kThrustLossParam, 0.0, true);
     reject_unknown_parameters(config, "MulticopterMotorModel", kParams);
 
     link_ = find_link(r, model_, link_name, config, "linkName");
     joint_ = find_joint(r, model_, joint_name, config, "jointName");
-    // Forces act on the link the rotor is mounted on (the joint's parent), at the rotor.
+    // Torques act on the link the rotor is mounted on (the joint's parent).
     body_ = link_;
     if (const auto* jd = r.try_get<c::JointData>(joint_)) {
       if (jd->child != link_) {
@@ -119,7 +143,13 @@ class MulticopterMotorModel final : public System,
             fmt::format("<jointName> '{}' must be a revolute or continuous joint", joint_name));
       }
       if (jd->parent != ecs::kNullEntity) body_ = jd->parent;
+      axis_J_ = jd->axis.xyz;
     }
+    // The joint frame in the rotor link (both world poses are those of the load).
+    const auto* X_WJ = r.try_get<c::WorldPose>(joint_);
+    const auto* X_WL = r.try_get<c::WorldPose>(link_);
+    if (X_WJ && X_WL) X_LJ_ = X_WL->value.Inverse() * X_WJ->value;
+    if (const auto* in = r.try_get<c::Inertial>(link_)) com_L_ = in->value.Pose().Pos();
     world_ = model_;
     while (world_ != ecs::kNullEntity && !r.has<c::World>(world_)) world_ = r.parent(world_);
 
@@ -132,10 +162,12 @@ class MulticopterMotorModel final : public System,
       plugins.motor_where.resize(index_ + 1);
     }
     if (!plugins.motor_joint[index_].empty()) {
-      throw Error(config.child("actuator_number")->where(),
-                  fmt::format("<actuator_number> {} of model '{}' is already used by the motor "
+      const Element* n = config.child("actuator_number");
+      if (!n) n = config.child("motorNumber");
+      throw Error(n->where(),
+                  fmt::format("<{}> {} of model '{}' is already used by the motor "
                               "of joint '{}' ({})",
-                              actuator, model_name_, plugins.motor_joint[index_],
+                              n->name(), actuator, model_name_, plugins.motor_joint[index_],
                               plugins.motor_where[index_]));
     }
     // A velocity controller configured before (it normally is: priority −129) says which rotor
@@ -167,13 +199,15 @@ class MulticopterMotorModel final : public System,
 
   void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
     if (info.paused || info.dt <= Duration{0}) return;
+    const double dt = to_seconds(info.dt);
     if (info.dt != dt_) {
       dt_ = info.dt;
-      const double dt = to_seconds(dt_);
-      alpha_up_ = 1.0 - std::exp(-dt / tau_up_);
-      alpha_down_ = 1.0 - std::exp(-dt / tau_down_);
+      alpha_up_ = std::exp(-dt / tau_up_);
+      alpha_down_ = std::exp(-dt / tau_down_);
     }
-    // Reference speed: the command, clamped; an unpowered (failed, battery empty) motor gets 0.
+    // Reference speed: the last command, limited above by maxRotVelocity (Gazebo sets no lower
+    // limit: a negative command spins the rotor backwards and reverses its thrust). Gazebo keeps
+    // the last command's reference until another arrives, as ActuatorCommands does.
     double reference = 0;
     if (const auto* cmd = r.try_get<c::ActuatorCommands>(model_); cmd && !cmd->velocity.empty()) {
       // No commands yet (nothing connected) leaves the rotor at rest; commands that stop short
@@ -188,8 +222,10 @@ class MulticopterMotorModel final : public System,
             r.describe(model_),
             fmt::format("ActuatorCommands velocity[{}] is {} (not finite)", index_, reference));
       }
-      reference = std::clamp(reference, 0.0, max_speed_);
+      reference = std::min(reference, max_speed_);
     }
+    // Kestrel's faults: a failed rotor or an empty battery is unpowered (reference 0); a partly
+    // failed one keeps its speed and loses thrust.
     double efficiency = 1.0;
     if (const auto* f = r.try_get<c::RotorFaults>(model_); f && index_ < f->efficiency.size()) {
       efficiency = std::clamp(f->efficiency[index_], 0.0, 1.0);
@@ -197,42 +233,64 @@ class MulticopterMotorModel final : public System,
     if (const auto* b = r.try_get<c::Battery>(model_); b && b->empty) efficiency = 0;
     if (efficiency <= 0) reference = 0;
 
+    // As Gazebo: the wrench comes from the speed the physics gave the rotor joint in the last
+    // step (times the slowdown), then the filter moves the commanded speed on.
+    double joint_speed = 0;
+    if (const auto* jv = r.try_get<c::JointVelocity>(joint_); jv && !jv->data.empty()) {
+      joint_speed = jv->data[0];
+    }
+    if (!aliasing_reported_ && std::abs(joint_speed) / (2 * M_PI) > 1 / (2 * dt)) {
+      aliasing_reported_ = true;
+      spdlog::warn(
+          "{}: MulticopterMotorModel of model '{}': rotor joint at {:.0f} rad/s aliases "
+          "at a {} s step; raise <rotorVelocitySlowdownSim> or shorten the step",
+          where_, model_name_, std::abs(joint_speed), dt);
+    }
+    apply_wrench(r, joint_speed * slowdown_, efficiency);
+
     auto& speeds = r.get<c::RotorVelocities>(model_).velocity;
     const double w = speeds[index_];
-    apply_wrench(r, w, efficiency);
-
-    // First-order motor dynamics, exact for a reference held over the step.
     const double alpha = reference > w ? alpha_up_ : alpha_down_;
-    const double w_next = w + (reference - w) * alpha;
+    const double w_next = alpha * w + (1 - alpha) * reference;
     speeds[index_] = w_next;
     r.get<c::JointVelocityCmd>(joint_).data.assign(1, direction_ * w_next / slowdown_);
   }
 
  private:
-  // Thrust, rotor drag, drag torque and rolling moment of the rotor at speed w [rad/s], added to
-  // the wrench of the body the rotor is mounted on (world frame, about the body's origin).
+  // Thrust, rotor drag, drag torque and rolling moment of the rotor spinning at `w` [rad/s]
+  // (signed, about the joint axis), added to the wrench of the body the rotor is mounted on
+  // (world frame, about the body's origin).
   void apply_wrench(ecs::Registry& r, double w, double efficiency) {
     const auto* X_WL = r.try_get<c::WorldPose>(link_);
     const auto* X_WB = r.try_get<c::WorldPose>(body_);
     if (!X_WL || !X_WB) return;
-    const Vector3d axis_W = X_WL->value.Rot().RotateVector(Vector3d::UnitZ);
+    const auto& rot_WL = X_WL->value.Rot();
+    // Thrust along the rotor link's +z, positive when the rotor turns its own way.
+    const double sign = (w > 0) - (w < 0);
+    double thrust = efficiency * direction_ * sign * w * w * k_force_;
+    const Vector3d z_W = rot_WL.RotateVector(Vector3d::UnitZ);
+    // Air-relative velocity of the rotor link origin; v⊥: its part perpendicular to the joint axis.
     Vector3d air_W;
     if (const auto* wind = r.try_get<c::Wind>(world_)) air_W = wind->linear_velocity;
     if (const auto* gust = r.try_get<c::WindGust>(world_)) air_W += gust->linear_velocity;
     Vector3d v_rel_W = -air_W;
     if (const auto* v = r.try_get<c::WorldLinearVelocity>(link_)) v_rel_W += v->value;
-    const double v_axial = axis_W.Dot(v_rel_W);
-    const Vector3d v_perp_W = v_rel_W - axis_W * v_axial;
-    const double inflow = std::clamp(1.0 - v_axial / kThrustLossAirspeed, 0.0, 1.0);
-
-    const double thrust = efficiency * k_force_ * w * w * inflow;
-    const Vector3d force_W = axis_W * thrust - v_perp_W * (w * k_drag_);
+    const Vector3d axis_W = (X_WL->value * X_LJ_).Rot().RotateVector(axis_J_);
+    const Vector3d v_perp_W = v_rel_W - axis_W * v_rel_W.Dot(axis_W);
+    if (thrust_loss_speed_ > 0) {
+      thrust *= std::clamp(1.0 - axis_W.Dot(v_rel_W) / thrust_loss_speed_, 0.0, 1.0);
+    }
+    const double speed = std::abs(w);
+    const Vector3d force_W = z_W * thrust - v_perp_W * (speed * k_drag_);
     const Vector3d torque_W =
-        axis_W * (-direction_ * k_moment_ * thrust) - v_perp_W * (w * k_roll_);
+        z_W * (-direction_ * thrust * k_moment_) - v_perp_W * (speed * k_roll_);
+    // Gazebo applies the forces at the rotor link's centre of mass; the rotor joint's velocity
+    // is imposed, so applying them to the body at that point is the same.
+    const Vector3d p_W = X_WL->value.Pos() + rot_WL.RotateVector(com_L_);
     auto& wrench = r.get<c::ExternalWorldWrenchCmd>(body_);
     wrench.force += force_W;
-    wrench.torque += torque_W + (X_WL->value.Pos() - X_WB->value.Pos()).Cross(force_W);
-    r.get<c::RotorShaftPower>(model_).watts[index_] = k_moment_ * thrust * w;
+    wrench.torque += torque_W + (p_W - X_WB->value.Pos()).Cross(force_W);
+    r.get<c::RotorShaftPower>(model_).watts[index_] = std::abs(k_moment_ * thrust * w);
   }
 
   ecs::Entity model_ = ecs::kNullEntity, link_ = ecs::kNullEntity, joint_ = ecs::kNullEntity,
@@ -241,9 +299,13 @@ class MulticopterMotorModel final : public System,
   std::string where_, model_name_;  // the <plugin>'s FILE:LINE; the model's scoped name
   double direction_ = 1;            // +1 ccw, −1 cw (about the rotor axis, link z)
   double tau_up_ = 0, tau_down_ = 0, max_speed_ = 0, k_force_ = 0, k_moment_ = 0, k_drag_ = 0,
-         k_roll_ = 0, slowdown_ = 1;
+         k_roll_ = 0, slowdown_ = 1, thrust_loss_speed_ = 0;
+  ignition::math::Pose3d X_LJ_;        // joint frame in the rotor link frame
+  Vector3d axis_J_ = Vector3d::UnitZ;  // rotor joint axis in the joint frame
+  Vector3d com_L_;                     // rotor link's centre of mass in its frame [m]
   Duration dt_{0};
-  double alpha_up_ = 0, alpha_down_ = 0;
+  double alpha_up_ = 0, alpha_down_ = 0;  // e^(−dt/τ)
+  bool aliasing_reported_ = false;
 };
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "testing/quad_world.h"
 
 #include <fmt/format.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <fstream>
+#include <sstream>
 
 #include "kestrel/core/error.h"
 
@@ -173,5 +176,20 @@ std::string load_error(const std::string& sdf) {
   }
   return "(no error)";
 }
+
+struct CapturedLog::Impl {
+  std::ostringstream text;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink =
+      std::make_shared<spdlog::sinks::ostream_sink_mt>(text);
+};
+
+CapturedLog::CapturedLog() : impl_(std::make_unique<Impl>()) {
+  impl_->sink->set_pattern("%l: %v");
+  spdlog::default_logger()->sinks().push_back(impl_->sink);
+}
+
+CapturedLog::~CapturedLog() { std::erase(spdlog::default_logger()->sinks(), impl_->sink); }
+
+std::string CapturedLog::text() const { return impl_->text.str(); }
 
 }  // namespace kestrel::systems::testing

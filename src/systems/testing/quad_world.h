@@ -56,6 +56,20 @@ struct LoadedWorld {
 /// The Error message loading (and configuring) `sdf` gives, or "(no error)".
 std::string load_error(const std::string& sdf);
 
+/// Collects what the default spdlog logger writes while it lives ("level: message" lines).
+class CapturedLog {
+ public:
+  CapturedLog();
+  ~CapturedLog();
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+  std::string text() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 /// Writes `text` to a fresh temporary file and returns its path.
 std::filesystem::path write_temp(const std::string& text, const std::string& ext = ".sdf");
 
