@@ -313,5 +313,75 @@ TEST(GazeboIntegration, ImuSystemModelFalling) {
   EXPECT_NEAR(imu.linear_acceleration.Z(), -g_S.Z(), 1e-4);
 }
 
+// imu_system.cc NamedFrames and OrientationDisabled. Their worlds (imu_named_frame.sdf,
+// imu_no_orientation.sdf) are not in ../shared: written here as equivalents (the falling body of
+// test_imu.sdf, yawed 3.14 rad, with IMUs at 1 Hz). Gazebo checks the sample it sends at the
+// first step; Kestrel's first 1 Hz sample is at 1 s (the schedule above), checked instead.
+std::string imu_frames_world(const std::string& sensors) {
+  return R"(<?xml version="1.0"?><sdf version="1.6"><world name="imu_sensor">
+    <gravity>0 0 -5</gravity>
+    <physics name="1ms" type="ode"><max_step_size>0.001</max_step_size></physics>
+    <model name="imu_model"><pose>4 0 3.0 0 0.0 3.14</pose>
+      <link name="link"><pose>0.05 0.05 0.05 0 0 0</pose>
+        <inertial><mass>0.1</mass><inertia><ixx>0.000166667</ixx><iyy>0.000166667</iyy>
+          <izz>0.000166667</izz></inertia></inertial>)" +
+         sensors + "</link></model></world></sdf>";
+}
+
+std::string imu_at_1hz(const std::string& name, const std::string& imu_block) {
+  return "<sensor name='" + name + "' type='imu'><update_rate>1</update_rate>" + imu_block +
+         "</sensor>";
+}
+
+std::string reference(const std::string& localization, const std::string& extra = "") {
+  return "<imu><orientation_reference_frame><localization>" + localization + "</localization>" +
+         extra + "</orientation_reference_frame></imu>";
+}
+
+TEST(GazeboIntegration, ImuSystemNamedFrames) {
+  TestWorld w(imu_frames_world(
+      imu_at_1hz("imu_sensor_DEFAULT", "") + imu_at_1hz("imu_sensor_ENU", reference("ENU")) +
+      imu_at_1hz("imu_sensor_NED", reference("NED")) +
+      imu_at_1hz("imu_sensor_NWU", reference("NWU")) +
+      imu_at_1hz(
+          "imu_sensor_CUSTOM",
+          reference("CUSTOM", "<custom_rpy parent_frame='world'>1.570795 0 0</custom_rpy>"))));
+  w.add(make_imu_system());
+  w.start();
+  w.step(1000);
+  auto q = [&](const char* name) {
+    const auto& imu =
+        w.r().get<c::ImuReading>(w.find(std::string("imu_sensor::imu_model::link::") + name));
+    EXPECT_EQ(imu.sequence, 1u) << name;
+    EXPECT_TRUE(imu.has_orientation) << name;
+    return imu.orientation;
+  };
+  auto expect_q = [](const ignition::math::Quaterniond& a, double x, double y, double z, double w_,
+                     const char* name) {
+    EXPECT_NEAR(a.X(), x, 1e-2) << name << " " << a;
+    EXPECT_NEAR(a.Y(), y, 1e-2) << name << " " << a;
+    EXPECT_NEAR(a.Z(), z, 1e-2) << name << " " << a;
+    EXPECT_NEAR(a.W(), w_, 1e-2) << name << " " << a;
+  };
+  // DEFAULT: relative to the initial orientation (identity); the others: the model's yaw of
+  // 3.14 rad seen from each named frame.
+  expect_q(q("imu_sensor_DEFAULT"), 0, 0, 0, 1, "DEFAULT");
+  expect_q(q("imu_sensor_ENU"), 0, 0, 1, 0, "ENU");
+  expect_q(q("imu_sensor_NED"), -0.707, 0.707, 0, 0, "NED");
+  expect_q(q("imu_sensor_NWU"), 0, 0, 0.707, 0.707, "NWU");
+  expect_q(q("imu_sensor_CUSTOM"), 0, 0.707, 0.707, 0, "CUSTOM");
+}
+
+TEST(GazeboIntegration, ImuSystemOrientationDisabled) {
+  TestWorld w(imu_frames_world(
+      imu_at_1hz("imu_sensor", "<imu><enable_orientation>0</enable_orientation></imu>")));
+  w.add(make_imu_system());
+  w.start();
+  w.step(1000);
+  const auto& imu = w.r().get<c::ImuReading>(w.find("imu_sensor::imu_model::link::imu_sensor"));
+  EXPECT_GT(imu.sequence, 0u);
+  EXPECT_FALSE(imu.has_orientation);
+}
+
 }  // namespace
 }  // namespace kestrel::sensors

@@ -3,6 +3,7 @@
 
 #include <numbers>
 
+#include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/sensors/environment.h"
 #include "kestrel/sensors/sensors.h"
@@ -65,8 +66,8 @@ Quaterniond reference_frame(const Element* ref, const ecs::Registry& r, ecs::Ent
     const Vector3d v = rpy->value<Vector3d>();
     q = Quaterniond(v.X(), v.Y(), v.Z());
   } else {
-    throw Error(ref->where(), "<localization> expected ENU, NED, NWU or CUSTOM, found '" + loc +
-                                  "'");
+    throw Error(ref->where(),
+                "<localization> expected ENU, NED, NWU or CUSTOM, found '" + loc + "'");
   }
   if (loc != "CUSTOM" && ref->has("custom_rpy")) {
     throw Error(ref->child("custom_rpy")->where(),
@@ -91,7 +92,14 @@ class Imu final : public SensorSystem<ImuInstance> {
     inst.X_LS = ctx.X_PS;
     const Element* imu = sensor_type_element(*ctx.sensor->element, "imu");
     const Element* ref = imu ? imu->child("orientation_reference_frame") : nullptr;
-    inst.q_RW = reference_frame(ref, r, ctx.world).Inverse();
+    if (ref) {
+      inst.q_RW = reference_frame(ref, r, ctx.world).Inverse();
+    } else {
+      // As Gazebo: without <orientation_reference_frame> the orientation is relative to the
+      // sensor's own orientation when it was created.
+      const auto* X_WL = r.try_get<c::WorldPose>(ctx.parent);
+      inst.q_RW = ((X_WL ? X_WL->value.Rot() : Quaterniond::Identity) * ctx.X_PS.Rot()).Inverse();
+    }
     if (imu) {
       inst.orientation = imu->get_or<bool>("enable_orientation", true);
       if (imu->has("topic")) {
@@ -104,8 +112,9 @@ class Imu final : public SensorSystem<ImuInstance> {
     parse_vector_noise(imu ? imu->child("linear_acceleration") : nullptr, ctx.scoped_name,
                        ctx.world_seed, "linear_acceleration", inst.accel);
     if (imu) {
-      reject_unread(*imu, "expected <orientation_reference_frame>, <angular_velocity>, "
-                          "<linear_acceleration>, <enable_orientation>");
+      reject_unread(*imu,
+                    "expected <orientation_reference_frame>, <angular_velocity>, "
+                    "<linear_acceleration>, <enable_orientation>");
     }
     r.set<c::SensorTopic>(ctx.entity, {resolve_topic(r, ctx.entity, *ctx.sensor, "imu")});
     c::ImuReading reading;

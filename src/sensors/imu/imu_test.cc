@@ -13,9 +13,9 @@ namespace kestrel::sensors {
 namespace {
 
 namespace c = components;
-using testing::TestWorld;
 using ignition::math::Quaterniond;
 using ignition::math::Vector3d;
+using testing::TestWorld;
 
 std::string world(const std::string& model_pose, const std::string& imu_block,
                   const std::string& sensor_pose = "0 0 0 0 0 0", double rate = 100) {
@@ -46,9 +46,18 @@ TEST(Imu, AtRestReadsPlusGUpAndZeroRates) {
   EXPECT_EQ(imu.sequence, 2u);
   expect_near(imu.linear_acceleration, {0, 0, 9.81}, 1e-12);
   expect_near(imu.angular_velocity, {0, 0, 0}, 1e-12);
-  // ENU reference: the orientation is the sensor's world orientation (yaw 0.7).
-  EXPECT_NEAR(imu.orientation.Euler().Z(), 0.7, 1e-12);
+  // No <orientation_reference_frame>: relative to the sensor's initial orientation (Gazebo).
+  EXPECT_NEAR(std::abs(imu.orientation.W()), 1.0, 1e-12) << imu.orientation;
   EXPECT_EQ(w.r().get<c::SensorTopic>(s).topic, "/world/w/model/m/link/l/sensor/imu/imu");
+  // ENU reference: the orientation is the sensor's world orientation (yaw 0.7).
+  TestWorld enu(world("1 2 3 0 0 0.7",
+                      "<imu><orientation_reference_frame><localization>ENU</localization>"
+                      "</orientation_reference_frame></imu>"));
+  enu.add(make_imu_system());
+  enu.start();
+  enu.step(20);
+  EXPECT_NEAR(enu.r().get<c::ImuReading>(enu.find("w::m::l::imu")).orientation.Euler().Z(), 0.7,
+              1e-12);
 }
 
 TEST(Imu, TiltedSensorSeesGravityInItsOwnFrame) {
@@ -98,8 +107,9 @@ TEST(Imu, UnknownParameterIsAnError) {
               ::testing::ThrowsMessage<Error>(::testing::HasSubstr("unknown parameter <stdev>")));
   TestWorld w2(world("0 0 0 0 0 0", "<imu><angularvelocity/></imu>"));
   w2.add(make_imu_system());
-  EXPECT_THAT([&] { w2.start(); }, ::testing::ThrowsMessage<Error>(
-                                       ::testing::HasSubstr("unknown parameter <angularvelocity>")));
+  EXPECT_THAT(
+      [&] { w2.start(); },
+      ::testing::ThrowsMessage<Error>(::testing::HasSubstr("unknown parameter <angularvelocity>")));
 }
 
 constexpr const char* kTurntable = R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">

@@ -381,3 +381,104 @@ TEST(LinearBattery, GazeboDemoWorldRunsUnmodified) {
 
 }  // namespace
 }  // namespace kestrel::systems
+
+// ---- gz-sim's test/integration/battery_plugin.cc, ported ------------------------------------
+// Its world, test/worlds/battery.sdf, is not in ../shared: the two batteries below are its two
+// LinearBatteryPlugin blocks (same parameters) on two small bodies resting on the ground.
+
+namespace kestrel::systems {
+namespace {
+
+constexpr const char* kGazeboBatteryWorld = R"(<?xml version="1.0"?>
+<sdf version="1.6">
+  <world name="default">
+    <model name="ground_plane"><static>true</static>
+      <link name="link"><collision name="c"><geometry><plane><normal>0 0 1</normal>
+        <size>100 100</size></plane></geometry></collision></link>
+    </model>
+    <model name="linear_battery_demo_model">
+      <pose>0 0 0.05 0 0 0</pose>
+      <link name="body">
+        <inertial><mass>1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia>
+        </inertial>
+        <collision name="c"><geometry><box><size>0.1 0.1 0.1</size></box></geometry></collision>
+      </link>
+      <plugin filename="gz-sim-linearbatteryplugin-system"
+              name="gz::sim::systems::LinearBatteryPlugin">
+        <battery_name>linear_battery</battery_name>
+        <voltage>12.592</voltage>
+        <open_circuit_voltage_constant_coef>12.694</open_circuit_voltage_constant_coef>
+        <open_circuit_voltage_linear_coef>-3.1424</open_circuit_voltage_linear_coef>
+        <initial_charge>1.1665</initial_charge>
+        <capacity>1.2009</capacity>
+        <resistance>0.061523</resistance>
+        <smooth_current_tau>1.9499</smooth_current_tau>
+        <power_load>500</power_load>
+        <start_draining>true</start_draining>
+      </plugin>
+    </model>
+    <model name="linear_battery_demo_model_with_topics">
+      <pose>1 0 0.05 0 0 0</pose>
+      <link name="body">
+        <inertial><mass>1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia>
+        </inertial>
+        <collision name="c"><geometry><box><size>0.1 0.1 0.1</size></box></geometry></collision>
+      </link>
+      <plugin filename="ignition-gazebo-linearbatteryplugin-system"
+              name="ignition::gazebo::systems::LinearBatteryPlugin">
+        <battery_name>linear_battery_topics</battery_name>
+        <voltage>12.592</voltage>
+        <open_circuit_voltage_constant_coef>12.694</open_circuit_voltage_constant_coef>
+        <open_circuit_voltage_linear_coef>-3.1424</open_circuit_voltage_linear_coef>
+        <initial_charge>1.2009</initial_charge>
+        <capacity>1.2009</capacity>
+        <resistance>0.061523</resistance>
+        <smooth_current_tau>1.9499</smooth_current_tau>
+        <power_load>500</power_load>
+        <power_draining_topic>/battery/discharge</power_draining_topic>
+        <stop_power_draining_topic>/battery/stop_discharge</stop_power_draining_topic>
+      </plugin>
+    </model>
+  </world>
+</sdf>)";
+
+// battery_plugin.cc SingleBattery: the state of charge is > 0 from the first step and < 1 after
+// 100 steps of its 500 W load (start_draining).
+TEST(GazeboBatteryPluginTest, SingleBattery) {
+  testing::LoadedWorld w(kGazeboBatteryWorld);
+  const auto model = w.find("default::linear_battery_demo_model");
+  w.step(1);
+  EXPECT_GT(w.r().get<c::Battery>(model).percentage, 0.0);
+  w.step(99);
+  EXPECT_LT(w.r().get<c::Battery>(model).percentage, 1.0);
+  EXPECT_TRUE(w.r().get<c::Battery>(model).draining);
+}
+
+// battery_plugin.cc PowerDrainTopic: no drain for 100 steps (state of charge exactly 1); a
+// message on /battery/discharge drains it; one on /battery/stop_discharge stops it, and the
+// state of charge then stays exactly where it was. (The messages are what transport turns into
+// BatteryDrainCommand; src/transport/battery_bridge_test.cc sends them through transport.)
+TEST(GazeboBatteryPluginTest, PowerDrainTopic) {
+  testing::LoadedWorld w(kGazeboBatteryWorld);
+  const auto model = w.find("default::linear_battery_demo_model_with_topics");
+  EXPECT_EQ(w.r().get<c::BatteryDrainTopics>(model).start,
+            std::vector<std::string>{"/battery/discharge"});
+  EXPECT_EQ(w.r().get<c::BatteryDrainTopics>(model).stop,
+            std::vector<std::string>{"/battery/stop_discharge"});
+  w.step(100);
+  EXPECT_DOUBLE_EQ(w.r().get<c::Battery>(model).percentage, 1.0);
+  w.r().get<c::BatteryDrainCommand>(model).action = Action::kStart;
+  w.step(100);
+  const double soc = w.r().get<c::Battery>(model).percentage;
+  EXPECT_LT(soc, 1.0);
+  w.r().get<c::BatteryDrainCommand>(model).action = Action::kStop;
+  w.step(100);
+  EXPECT_DOUBLE_EQ(w.r().get<c::Battery>(model).percentage, soc);
+}
+
+// battery_plugin.cc SingleBatteryMultipleConsumers and the thruster consumer test add
+// components::BatteryPowerLoad consumers, which Kestrel does not have (its consumers are
+// power_load and the rotors): not ported.
+
+}  // namespace
+}  // namespace kestrel::systems

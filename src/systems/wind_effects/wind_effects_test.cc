@@ -276,3 +276,51 @@ TEST(WindEffects, GazeboWindDemoRunsWithItsWeldedRoof) {
 
 }  // namespace
 }  // namespace kestrel::systems
+
+// ---- gz-sim's test/integration/wind_effects.cc WindForce, ported --------------------------------
+// Its world, test/worlds/wind_effects.sdf, is not in ../shared: the same WindEffects block, wind
+// and box (gravity off) written inline. After 3000 steps (the filters settled) the box's
+// acceleration magnitude decreases at every one of the next 3000 steps by more than 1e-6.
+
+namespace kestrel::systems {
+namespace {
+
+TEST(GazeboWindEffectsTest, WindForce) {
+  TestWorld w(R"(<?xml version="1.0"?><sdf version="1.6"><world name="wind_demo">
+    <gravity>0 0 0</gravity>
+    <physics name="fast" type="ignored"><real_time_factor>0</real_time_factor></physics>
+    <wind><linear_velocity>10 0 10</linear_velocity></wind>
+    <model name="wind_test1"><enable_wind>true</enable_wind>
+      <link name="box_test1"><pose>0 0 1 0 0 0</pose>
+        <inertial><mass>1</mass><inertia><ixx>0.667</ixx><ixy>0</ixy><ixz>0</ixz><iyy>0.667</iyy>
+          <iyz>0</iyz><izz>0.667</izz></inertia></inertial>
+        <collision name="collision"><geometry><box><size>2.0 2.0 2.0</size></box></geometry>
+          <surface><friction><ode><mu>0.0</mu><mu2>0.0</mu2></ode></friction></surface>
+        </collision>
+      </link>
+    </model>
+  </world></sdf>)");
+  add_wind(w, R"(<plugin>
+      <force_approximation_scaling_factor>1</force_approximation_scaling_factor>
+      <horizontal>
+        <magnitude><time_for_rise>1</time_for_rise>
+          <sin><amplitude_percent>0.05</amplitude_percent><period>60</period></sin></magnitude>
+        <direction><time_for_rise>1</time_for_rise>
+          <sin><amplitude>5</amplitude><period>20</period></sin></direction>
+      </horizontal></plugin>)");
+  w.start();
+  const auto box = w.find("wind_demo::wind_test1::box_test1");
+  w.step(3000);
+  double last = w.r().get<c::WorldLinearAcceleration>(box).value.Length();
+  int not_decreasing = 0;
+  for (int i = 1; i < 3000; ++i) {
+    w.step();
+    const double a = w.r().get<c::WorldLinearAcceleration>(box).value.Length();
+    if (!(last - a > 1e-6)) ++not_decreasing;
+    last = a;
+  }
+  EXPECT_EQ(not_decreasing, 0);
+}
+
+}  // namespace
+}  // namespace kestrel::systems
