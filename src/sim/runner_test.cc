@@ -238,16 +238,18 @@ TEST(Runner, ParallelPostUpdateRunsEverySystem) {
 }
 
 // Pacing: generous tolerance here; the precise figure is in bench/ and docs/performance.md.
+// At RTF 1 the world never runs ahead of the wall clock. Only this bound is asserted: a loaded
+// machine may run it slower than real time (how close to 1 it stays is a benchmark's business).
 TEST(Runner, PacesToRealTimeFactorOne) {
   Runner::Options o;
   o.real_time_factor = 1.0;
   Runner r(o);
   r.configure();
   const auto t0 = std::chrono::steady_clock::now();
-  r.run(std::nullopt, Duration{2'000'000'000});
+  r.run(std::nullopt, Duration{500'000'000});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double rtf = 2.0 / wall;
-  EXPECT_NEAR(rtf, 1.0, 0.05) << "wall " << wall << " s";
+  EXPECT_EQ(r.info().sim_time, Duration{500'000'000});
+  EXPECT_GE(wall, 0.499) << "ran ahead of real time (by more than the first step)";
 }
 
 // Asks for real time (components::RealTimePacing on the world) for the steps before `until`.
