@@ -36,7 +36,7 @@ function connect() {
   });
 }
 async function connectRetrying() {
-  for (let i = 0; i < 400; i++) {
+  for (let i = 0; i < 1200; i++) {  // up to 60 s (see px4_peer.js)
     try { return await connect(); } catch (e) { await new Promise((r) => setTimeout(r, 50)); }
   }
   throw new Error(`could not connect to Kestrel on 127.0.0.1:${PORT}`);

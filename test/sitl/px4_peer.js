@@ -183,7 +183,7 @@ function onDistance(d) {
 }
 
 async function connect(port) {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1200; i++) {  // up to 60 s: loading is slow under sanitizers on a loaded machine
     try {
       return await new Promise((resolve, reject) => {
         const s = net.connect({ host: '127.0.0.1', port }, () => resolve(s));
