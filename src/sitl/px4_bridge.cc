@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -528,6 +529,16 @@ class Px4Bridge final : public System,
       }
       if (!answered_) {
         answered_ = true;
+        std::vector<double> rotors;
+        map_.apply(controls_, armed_, rotors);
+        if (lockstep_ &&
+            std::any_of(rotors.begin(), rotors.end(), [](double w) { return w > 0; })) {
+          fmt::print(stderr,
+                     "kestrel: WARNING: {}: PX4's first answer is armed with rotors turning: "
+                     "what the world did before it (PX4 booting, at real time) depends on "
+                     "timing, so this run is not reproducible (arm once lockstep is on)\n",
+                     who_);
+        }
         fmt::print(stderr, "kestrel: {}: PX4's first answer (time_usec {}): {}\n", who_,
                    a->time_usec,
                    lockstep_ ? "lockstep on, sim time advances only on PX4's answers"

@@ -23,6 +23,7 @@ const RATE = 400;        // frames per second of sim time
 const checks = new Checks();
 const ctl = new QuadController(TARGET);
 const delay = new AnswerDelay(options);
+let closed = false;
 let frame = 0, answers = 0, holdErrors = [], lastTimestamp = 0, firstTimestamp = null;
 
 function servoPacket(pwm) {
@@ -72,6 +73,7 @@ async function main() {
     }
     pwm = u.map((v) => Math.round(1000 + 1000 * v));
     delay.then(j.timestamp, () => {
+      if (closed) return;  // a late packet after Kestrel has finished
       if (frame === 300) sock.send(Buffer.from('not a servo packet'), port, '127.0.0.1');
       sendFrame();
     });
@@ -83,6 +85,7 @@ async function main() {
   const result = await run.done;
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   clearInterval(starter);
+  closed = true;
   sock.close();
 
   checks.expect(result.code === 0, `kestrel exited 0 (got ${result.code})`);

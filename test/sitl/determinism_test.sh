@@ -10,7 +10,7 @@ node=$1 kestrel=$2 world=$3 peer=$4
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-duration=4
+duration=5
 run() {  # NAME PEER-OPTIONS...
   local name=$1
   shift
@@ -28,7 +28,7 @@ run() {  # NAME PEER-OPTIONS...
 }
 run prompt
 run jitter --jitter 20
-run stall --stall-at 1.5 --stall-for 3
+run stall --stall-at 3 --stall-for 3
 rows=$(($(wc -l <"$out/prompt.csv") - 1))
 [ "$rows" -ge $((duration * 1000)) ] || { echo "FAILED: only $rows truth rows"; exit 1; }
 status=0
