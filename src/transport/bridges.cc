@@ -5,11 +5,15 @@
 #include <ignition/msgs/battery_state.pb.h>
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/double.pb.h>
+#include <ignition/msgs/odometry.pb.h>
+#include <ignition/msgs/pose_v.pb.h>
 #include <ignition/msgs/stringmsg.pb.h>
 #include <ignition/msgs/twist.pb.h>
+#include <ignition/msgs/vector3d.pb.h>
 
 #include <mutex>
 
+#include "kestrel/components/messages.h"
 #include "kestrel/components/multicopter.h"
 #include "transport/outbox.h"
 
@@ -36,6 +40,25 @@ msgs::BatteryState::PowerSupplyStatus power_supply_status(const c::Battery& b) {
   if (b.draining) return msgs::BatteryState::DISCHARGING;
   if (b.percentage > 0.9) return msgs::BatteryState::FULL;
   return msgs::BatteryState::NOT_CHARGING;
+}
+
+void to_msg(const ignition::math::Vector3d& v, msgs::Vector3d* m) {
+  m->set_x(v.X());
+  m->set_y(v.Y());
+  m->set_z(v.Z());
+}
+
+void add_data(msgs::Header* h, const char* key, const std::string& value) {
+  auto* d = h->add_data();
+  d->set_key(key);
+  d->add_value(value);
+}
+
+// The header Gazebo's odometry systems send: stamp, frame_id, child_frame_id (if any).
+void odometry_header(const c::OdometryOutput& o, msgs::Header* h) {
+  stamp(h, o.stamp);
+  add_data(h, "frame_id", o.frame_id);
+  if (!o.child_frame_id.empty()) add_data(h, "child_frame_id", o.child_frame_id);
 }
 
 }  // namespace
@@ -121,6 +144,119 @@ struct Bridges::Impl {
     });
   }
 
+  // Subscribes `topic` with message type M for the TopicInputs entries of `e` that name it: at
+  // the next step boundary the latest message is written into each of them by `apply`.
+  template <class M, class Entry, class Apply>
+  void subscribe_input(ecs::Entity e, const std::string& topic,
+                       std::vector<Entry> c::TopicInputs::*field, Apply apply) {
+    auto pending = std::make_shared<Pending<M>>();
+    sim::Runner* run = &runner;
+    Counters* k = &counters;
+    std::function<void(const M&)> cb = [=](const M& msg) {
+      std::lock_guard lock(pending->m);
+      if (pending->value) ++k->dropped;
+      pending->value = msg;
+      if (pending->posted) return;
+      pending->posted = true;
+      run->post([=](sim::Runner& rr) {
+        std::optional<M> v;
+        {
+          std::lock_guard l(pending->m);
+          v.swap(pending->value);
+          pending->posted = false;
+        }
+        if (!v || !rr.registry().alive(e)) return;
+        auto* in = rr.registry().try_get<c::TopicInputs>(e);
+        if (!in) return;
+        for (Entry& entry : (*in).*field) {
+          if (entry.topic != topic) continue;
+          apply(entry, *v);
+          ++entry.count;
+        }
+        rr.registry().mark_changed<c::TopicInputs>(e);
+      });
+    };
+    subscribe_once(e, topic, [topic, cb](ignition::transport::Node& n) mutable {
+      return n.Subscribe(topic, cb);
+    });
+  }
+
+  void subscribe_inputs(ecs::Entity e, const c::TopicInputs& in) {
+    for (const auto& t : in.twist) {
+      subscribe_input<msgs::Twist>(
+          e, t.topic, &c::TopicInputs::twist, [](c::TwistInput& d, const msgs::Twist& m) {
+            d.linear.Set(m.linear().x(), m.linear().y(), m.linear().z());
+            d.angular.Set(m.angular().x(), m.angular().y(), m.angular().z());
+          });
+    }
+    for (const auto& t : in.boolean) {
+      subscribe_input<msgs::Boolean>(
+          e, t.topic, &c::TopicInputs::boolean,
+          [](c::BoolInput& d, const msgs::Boolean& m) { d.value = m.data(); });
+    }
+    for (const auto& t : in.real) {
+      subscribe_input<msgs::Double>(
+          e, t.topic, &c::TopicInputs::real,
+          [](c::DoubleInput& d, const msgs::Double& m) { d.value = m.data(); });
+    }
+    for (const auto& t : in.vector3) {
+      subscribe_input<msgs::Vector3d>(
+          e, t.topic, &c::TopicInputs::vector3,
+          [](c::Vector3Input& d, const msgs::Vector3d& m) { d.value.Set(m.x(), m.y(), m.z()); });
+    }
+  }
+
+  // Publishes the TopicOutputs entries whose sequence moved since they were last published.
+  std::map<std::tuple<ecs::Entity, int, std::size_t>, std::uint64_t> published;
+  // (Sequence 0 is "nothing yet", also after a reset rewound it.)
+  bool advanced(ecs::Entity e, int kind, std::size_t i, std::uint64_t sequence) {
+    auto& last = published[{e, kind, i}];
+    if (last == sequence) return false;
+    last = sequence;
+    return sequence != 0;
+  }
+
+  void publish_outputs(const ecs::Registry& r) {
+    r.each<c::TopicOutputs>([&](ecs::Entity e, const c::TopicOutputs& out) {
+      for (std::size_t i = 0; i < out.odometry.size(); ++i) {
+        const auto& o = out.odometry[i];
+        if (!advanced(e, 0, i, o.sequence)) continue;
+        msgs::Odometry m;
+        odometry_header(o, m.mutable_header());
+        to_msg(o.pose, m.mutable_pose());
+        to_msg(o.linear, m.mutable_twist()->mutable_linear());
+        to_msg(o.angular, m.mutable_twist()->mutable_angular());
+        if (!o.topic.empty()) publish(o.topic, m);
+        if (!o.tf_topic.empty()) {
+          msgs::Pose_V tf;
+          auto* p = tf.add_pose();
+          *p = m.pose();
+          *p->mutable_header() = m.header();
+          publish(o.tf_topic, tf);
+        }
+      }
+      for (std::size_t i = 0; i < out.poses.size(); ++i) {
+        const auto& o = out.poses[i];
+        if (!advanced(e, 1, i, o.sequence) || o.topic.empty()) continue;
+        msgs::Pose_V v;
+        for (const auto& item : o.items) {
+          msgs::Pose p;
+          stamp(p.mutable_header(), o.stamp);
+          add_data(p.mutable_header(), "frame_id", item.frame_id);
+          add_data(p.mutable_header(), "child_frame_id", item.child_frame_id);
+          p.set_name(item.name);
+          to_msg(item.pose, &p);
+          if (o.vector) {
+            *v.add_pose() = std::move(p);
+          } else {
+            publish(o.topic, p);
+          }
+        }
+        if (o.vector) publish(o.topic, v);
+      }
+    });
+  }
+
   // Publishes a copy of m on `topic` if someone listens (the channel is advertised on first use).
   template <class M>
   void publish(const std::string& topic, const M& m) {
@@ -136,7 +272,7 @@ struct Bridges::Impl {
   using TopicTypes =
       Types<c::ActuatorCommandTopic, c::TwistCommandTopic, c::VelocityControlEnableTopic,
             c::RotorVelocityTopic, c::BatteryTopic, c::MissionCommandTopic, c::FaultCommandTopic,
-            c::BatteryRechargeTopic, c::BatteryDrainTopics>;
+            c::BatteryRechargeTopic, c::BatteryDrainTopics, c::TopicInputs>;
 
   // The number of topic components, and whether an entity created or being removed this step
   // has one (the registry's new/removed lists are empty in the usual step: nothing to visit).
@@ -226,6 +362,8 @@ struct Bridges::Impl {
       for (const auto& topic : t.start) subscribe_any(e, topic, c::BatteryDrainCommand{A::kStart});
       for (const auto& topic : t.stop) subscribe_any(e, topic, c::BatteryDrainCommand{A::kStop});
     });
+    r.each<c::TopicInputs>(
+        [&](ecs::Entity e, const c::TopicInputs& in) { subscribe_inputs(e, in); });
     // Publishers are created on first use in post_update.
   }
 };
@@ -258,6 +396,7 @@ void Bridges::post_update(const UpdateInfo& info, const ecs::Registry& r) {
           impl_->publish(t.per_actuator[i], d);
         }
       });
+  impl_->publish_outputs(r);
   r.each<c::Battery, c::BatteryTopic>(
       [&](ecs::Entity, const c::Battery& b, const c::BatteryTopic& t) {
         if (t.topic.empty()) return;

@@ -1,0 +1,111 @@
+#pragma once
+/// @file Messages a system exchanges with the outside world through topics, as plain data:
+/// what it subscribes (TopicInputs) and what it publishes (TopicOutputs). Transport
+/// (src/transport/bridges.cc) subscribes and
+/// publishes them with Gazebo's message types (ignition-msgs 8), so a system never includes
+/// transport and a test can drive a system by writing its inputs.
+///
+/// Both live on the entity the system is attached to (usually its model). Several systems on
+/// one entity each add their own entries at configure and keep the entries' indices (entries
+/// are never removed; the vectors only grow while systems configure), so two plugins on one
+/// model may each have a cmd_vel topic.
+///
+/// Inputs: transport writes every message it receives on an entry's topic into that entry at
+/// the next step boundary (before PreUpdate) and increments its `count`: a system sees a new
+/// message as a changed count. Messages that arrive between two boundaries: the latest wins
+/// (the others are counted as dropped in the world statistics).
+///
+/// Outputs: a system fills an entry (usually in Update, after Physics) and increments its
+/// `sequence`; transport publishes the entry in that step's PostUpdate when its sequence
+/// differs from the last one it published (a reset, which rewinds sequences, publishes again).
+///
+/// Frames: world ENU; body FLU. Units SI. Stamps are sim time (Gazebo's header stamp).
+
+#include <cstdint>
+#include <ignition/math/Pose3.hh>
+#include <ignition/math/Vector3.hh>
+#include <string>
+#include <vector>
+
+#include "kestrel/core/time.h"
+
+namespace kestrel::components {
+
+// ---- in ---------------------------------------------------------------------------------------
+
+/// ignition.msgs.Twist received on `topic`.
+struct TwistInput {
+  std::string topic;
+  ignition::math::Vector3d linear;   ///< [m/s], as sent (the system says in which frame)
+  ignition::math::Vector3d angular;  ///< [rad/s]
+  std::uint64_t count = 0;           ///< messages applied so far
+};
+
+/// ignition.msgs.Boolean received on `topic`.
+struct BoolInput {
+  std::string topic;
+  bool value = false;
+  std::uint64_t count = 0;
+};
+
+/// ignition.msgs.Double received on `topic`.
+struct DoubleInput {
+  std::string topic;
+  double value = 0;
+  std::uint64_t count = 0;
+};
+
+/// ignition.msgs.Vector3d received on `topic`.
+struct Vector3Input {
+  std::string topic;
+  ignition::math::Vector3d value;
+  std::uint64_t count = 0;
+};
+
+/// The topics the systems attached to an entity subscribe (see the file comment).
+struct TopicInputs {
+  std::vector<TwistInput> twist;
+  std::vector<BoolInput> boolean;
+  std::vector<DoubleInput> real;
+  std::vector<Vector3Input> vector3;
+};
+
+// ---- out --------------------------------------------------------------------------------------
+
+/// An odometry estimate published as Gazebo's odometry systems do: ignition.msgs.Odometry on
+/// `topic` and the same pose as a one-pose ignition.msgs.Pose_V on `tf_topic` (with the same
+/// header). An empty topic is not published. (Gazebo's OdometryPublisher also sends an
+/// OdometryWithCovariance, a message ignition-msgs 8.2 does not have.)
+struct OdometryOutput {
+  std::string topic, tf_topic;
+  Duration stamp{0};                         ///< header stamp (sim time)
+  std::string frame_id;                      ///< header data "frame_id"
+  std::string child_frame_id;                ///< header data "child_frame_id"; empty: not sent
+  ignition::math::Pose3d pose;               ///< of child_frame_id in frame_id [m, rad]
+  ignition::math::Vector3d linear, angular;  ///< twist [m/s, rad/s], in child_frame_id
+  std::uint64_t sequence = 0;
+};
+
+/// Poses published as Gazebo's PosePublisher does: every item as its own ignition.msgs.Pose on
+/// `topic` (in order), or all of them in one ignition.msgs.Pose_V when `vector`.
+struct PosesOutput {
+  struct Item {
+    std::string name;             ///< Pose.name (Gazebo: the child frame)
+    std::string frame_id;         ///< header data "frame_id" (the parent frame; may be empty)
+    std::string child_frame_id;   ///< header data "child_frame_id"
+    ignition::math::Pose3d pose;  ///< of child_frame_id relative to frame_id
+  };
+  std::string topic;
+  bool vector = false;
+  Duration stamp{0};  ///< every header's stamp (sim time)
+  std::vector<Item> items;
+  std::uint64_t sequence = 0;
+};
+
+/// What the systems attached to an entity publish (see the file comment).
+struct TopicOutputs {
+  std::vector<OdometryOutput> odometry;
+  std::vector<PosesOutput> poses;
+};
+
+}  // namespace kestrel::components
