@@ -7,8 +7,11 @@
 #include "kestrel/sensors/sensors.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
+#include "systems/diff_drive/diff_drive.h"
 #include "systems/multicopter_control/multicopter_control.h"
 #include "systems/multicopter_motor_model/multicopter_motor_model.h"
+#include "systems/odometry_publisher/odometry_publisher.h"
+#include "systems/pose_publisher/pose_publisher.h"
 #include "systems/wind_effects/wind_effects.h"
 
 namespace kestrel::world {
@@ -35,6 +38,9 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"FaultInjection", &systems::make_fault_injection, false, ""},
       {"Px4Bridge", &sitl::make_px4_bridge_system, false, ""},
       {"ArduPilotBridge", &sitl::make_ardupilot_bridge_system, false, ""},
+      {"DiffDrive", &systems::make_diff_drive, false, ""},
+      {"OdometryPublisher", &systems::make_odometry_publisher, false, ""},
+      {"PosePublisher", &systems::make_pose_publisher, false, ""},
   };
   return kSystems;
 }

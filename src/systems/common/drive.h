@@ -1,0 +1,85 @@
+#pragma once
+// What the ground-vehicle systems (DiffDrive, AckermannSteering, MecanumDrive, TrackedVehicle,
+// TrackController, VelocityControl, OdometryPublisher, PosePublisher, TrajectoryFollower) share:
+// Gazebo's speed limits, its odometry publication schedule, the model's topics and the
+// TopicInputs / TopicOutputs entries they own (include/kestrel/components/messages.h).
+
+#include <chrono>
+#include <cstddef>
+#include <ignition/math/SpeedLimiter.hh>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kestrel/components/messages.h"
+#include "kestrel/core/element.h"
+#include "kestrel/core/time.h"
+#include "kestrel/ecs/registry.h"
+
+namespace kestrel::systems {
+
+/// The model `entity` a drive plugin is attached to. @throws Error at config's FILE:LINE if it
+/// is not a model (Gazebo: "should be attached to a model entity").
+ecs::Entity require_model(const ecs::Registry& r, ecs::Entity entity, const Element& config,
+                          std::string_view system);
+
+/// "/model/<model name>/<suffix>" (Gazebo's default topics; the model's own name, not scoped).
+std::string model_topic(const ecs::Registry& r, ecs::Entity model, std::string_view suffix);
+
+/// The name of the model's canonical link (its first link, as Physics takes it), or "".
+std::string canonical_link_name(const ecs::Registry& r, ecs::Entity model);
+
+/// The joints named by every `<parameter>` child (at least one), each looked up under `model`
+/// (find_joint) and required to have one axis (revolute, continuous or prismatic): a wheel.
+std::vector<ecs::Entity> wheel_joints(const ecs::Registry& r, ecs::Entity model,
+                                      const Element& config, std::string_view parameter);
+
+/// Reads the limits of one ignition::math::SpeedLimiter from `config`: `<min_NAME>` and
+/// `<max_NAME>` for NAME = `velocity`, `acceleration`, `jerk` (with `infix`, e.g. "linear_":
+/// `<min_linear_velocity>`...). Only what is given is set (the rest stays unlimited).
+/// @throws Error if a value is not finite or a minimum exceeds its maximum.
+void read_speed_limits(const Element& config, std::string_view infix,
+                       ignition::math::SpeedLimiter& limiter);
+
+/// Gazebo's period for a publication frequency [Hz]: duration<double>(1 / f) cast to the
+/// clock's nanoseconds; 0 (every step) when `frequency` is 0. @throws Error at the parameter's
+/// line if it is negative or not finite.
+Duration publish_period(const Element& config, std::string_view parameter, double fallback);
+
+/// Gazebo's publication schedule (DiffDrive, OdometryPublisher, PosePublisher...): at sim time
+/// `now` (Gazebo's simTime: the end of the step) a message is due unless 0 < now − last <
+/// period; when due, `last` becomes `now`.
+struct PublishSchedule {
+  Duration period{0};
+  Duration last{0};
+  bool due(Duration now) {
+    const Duration diff = now - last;
+    if (diff > Duration{0} && diff < period) return false;
+    last = now;
+    return true;
+  }
+};
+
+/// The steady_clock time point of sim time `t` (what Gazebo hands ignition-math's odometry).
+inline std::chrono::steady_clock::time_point time_point(Duration t) {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(t));
+}
+
+/// Appends an input entry for `topic` to the entity's TopicInputs (added when absent) and
+/// returns its index.
+std::size_t add_twist_input(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_bool_input(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_double_input(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_vector3_input(ecs::Registry& r, ecs::Entity e, std::string topic);
+/// Appends an output entry to the entity's TopicOutputs and returns its index.
+std::size_t add_odometry_output(ecs::Registry& r, ecs::Entity e, components::OdometryOutput o);
+std::size_t add_poses_output(ecs::Registry& r, ecs::Entity e, components::PosesOutput o);
+
+/// Sets the joint's velocity command [rad/s or m/s] for this step (JointVelocityCmd).
+void command_joint_velocity(ecs::Registry& r, ecs::Entity joint, double velocity);
+
+/// The first axis position of a joint (JointPosition), or `fallback` before Physics wrote it.
+double joint_position(const ecs::Registry& r, ecs::Entity joint, double fallback = 0);
+
+}  // namespace kestrel::systems

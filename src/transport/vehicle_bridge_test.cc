@@ -1,0 +1,177 @@
+// The ground-vehicle systems through transport with Gazebo's topics and ignition-msgs 8 types
+// (what a ros_gz-style bridge sees): a Twist on /model/M/cmd_vel drives a DiffDrive, a Boolean
+// on /model/M/enable stops it, its odometry arrives as Odometry on /model/M/odometry and as a
+// one-pose Pose_V on /model/M/tf with Gazebo's header (stamp, frame_id, child_frame_id), and a
+// PosePublisher's link poses as Pose messages on /model/M/pose. Runs inside scripts/netns like
+// the other transport tests (own IGN_PARTITION); waits poll with generous deadlines.
+#include <ignition/msgs/boolean.pb.h>
+#include <ignition/msgs/odometry.pb.h>
+#include <ignition/msgs/pose_v.pb.h>
+#include <ignition/msgs/twist.pb.h>
+
+#include "kestrel/components/messages.h"
+#include "transport/common_test.h"
+
+namespace kestrel::transport {
+namespace {
+
+using namespace kestrel::transport::test_support;  // NOLINT: the fixture and its aliases
+
+constexpr const char* kVehicleWorld = R"(<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="tw">
+    <physics type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
+    <model name="ground"><static>true</static>
+      <link name="link"><collision name="c"><geometry><plane><normal>0 0 1</normal></plane>
+      </geometry></collision></link>
+    </model>
+    <model name="rover">
+      <pose>0 0 0.2 0 0 0</pose>
+      <link name="body">
+        <inertial><mass>2</mass><inertia><ixx>0.05</ixx><iyy>0.05</iyy><izz>0.05</izz></inertia></inertial>
+        <collision name="c"><pose>-0.2 0 0 0 0 0</pose><geometry><sphere><radius>0.2</radius></sphere></geometry></collision>
+      </link>
+      <link name="left"><pose>0.2 0.3 0 -1.5708 0 0</pose>
+        <inertial><mass>0.5</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
+        <collision name="c"><geometry><sphere><radius>0.2</radius></sphere></geometry></collision>
+      </link>
+      <link name="right"><pose>0.2 -0.3 0 -1.5708 0 0</pose>
+        <inertial><mass>0.5</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
+        <collision name="c"><geometry><sphere><radius>0.2</radius></sphere></geometry></collision>
+      </link>
+      <joint name="lj" type="revolute"><parent>body</parent><child>left</child><axis><xyz>0 0 1</xyz></axis></joint>
+      <joint name="rj" type="revolute"><parent>body</parent><child>right</child><axis><xyz>0 0 1</xyz></axis></joint>
+      <plugin filename="gz-sim-diff-drive-system" name="gz::sim::systems::DiffDrive">
+        <left_joint>lj</left_joint><right_joint>rj</right_joint>
+        <wheel_separation>0.6</wheel_separation><wheel_radius>0.2</wheel_radius>
+      </plugin>
+      <plugin filename="gz-sim-pose-publisher-system" name="gz::sim::systems::PosePublisher">
+        <update_frequency>10</update_frequency>
+      </plugin>
+    </model>
+  </world>
+</sdf>)";
+
+// The latest message of type M seen on a topic, shared with the callback (ignition-transport
+// may still run a queued callback after Unsubscribe returns).
+template <class M>
+struct Latest {
+  std::mutex m;
+  M msg;
+  int count = 0;
+  std::function<void(const M&)> callback() {
+    return [this](const M& in) {
+      std::lock_guard lock(m);
+      msg = in;
+      ++count;
+    };
+  }
+  std::pair<M, int> get() {
+    std::lock_guard lock(m);
+    return {msg, count};
+  }
+};
+
+class VehicleBridgeTest : public TransportTest {
+ protected:
+  double rover_x() {
+    return *detail::on_step_thread<double>(
+        *runner_,
+        [](sim::Runner& r) {
+          const auto e = r.registry().find_scoped("tw::rover");
+          return r.registry().get<c::Pose>(e).value.Pos().X();
+        },
+        std::chrono::seconds(5));
+  }
+  std::uint64_t twist_count() {
+    return *detail::on_step_thread<std::uint64_t>(
+        *runner_,
+        [](sim::Runner& r) {
+          const auto e = r.registry().find_scoped("tw::rover");
+          return r.registry().get<c::TopicInputs>(e).twist[0].count;
+        },
+        std::chrono::seconds(5));
+  }
+};
+
+TEST_F(VehicleBridgeTest, DiffDriveThroughGazebosTopics) {
+  world_text_ = kVehicleWorld;
+  start(false);
+  auto odom = std::make_shared<Latest<msgs::Odometry>>();
+  auto tf = std::make_shared<Latest<msgs::Pose_V>>();
+  auto pose = std::make_shared<Latest<msgs::Pose>>();
+  auto odom_cb = odom->callback();
+  ASSERT_TRUE(node_->Subscribe("/model/rover/odometry", odom_cb));
+  auto tf_cb = tf->callback();
+  ASSERT_TRUE(node_->Subscribe("/model/rover/tf", tf_cb));
+  auto pose_cb = pose->callback();
+  ASSERT_TRUE(node_->Subscribe("/model/rover/pose", pose_cb));
+  Unsubscribe unsubscribe{node_.get(),
+                          {"/model/rover/odometry", "/model/rover/tf", "/model/rover/pose"}};
+
+  // A Twist on /model/rover/cmd_vel, published until the world has applied one.
+  auto cmd = node_->Advertise<msgs::Twist>("/model/rover/cmd_vel");
+  msgs::Twist twist;
+  twist.mutable_linear()->set_x(0.3);
+  bool applied = false;
+  for (int i = 0; i < 500 && !applied; ++i) {
+    cmd.Publish(twist);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    applied = twist_count() > 0;
+  }
+  ASSERT_TRUE(applied);
+  const double x0 = rover_x();
+  ASSERT_TRUE(wait_for([&](sim::Runner& r) {
+    const auto e = r.registry().find_scoped("tw::rover");
+    return odom->get().second > 5 && r.registry().get<c::Pose>(e).value.Pos().X() > x0 + 0.1;
+  }));
+
+  const auto [o, n] = odom->get();
+  ASSERT_TRUE(o.has_header());
+  ASSERT_GE(o.header().data_size(), 2);
+  EXPECT_EQ(o.header().data(0).key(), "frame_id");
+  EXPECT_EQ(o.header().data(0).value(0), "rover/odom");
+  EXPECT_EQ(o.header().data(1).key(), "child_frame_id");
+  EXPECT_EQ(o.header().data(1).value(0), "rover/body");
+  EXPECT_GT(o.pose().position().x(), 0.0);
+  EXPECT_NEAR(o.twist().linear().x(), 0.3, 0.05);
+  // The odometry's stamps are 20 ms of sim time apart (50 Hz).
+  const Duration stamp = detail::from_msg(o.header().stamp());
+  EXPECT_EQ(stamp.count() % 20'000'000, 0);
+  ASSERT_TRUE(wait_for([&](sim::Runner&) { return tf->get().second > 0; }));
+  const auto t = tf->get().first;
+  ASSERT_EQ(t.pose_size(), 1);
+  EXPECT_EQ(t.pose(0).header().data(0).value(0), "rover/odom");
+  ASSERT_TRUE(wait_for([&](sim::Runner&) { return pose->get().second > 0; }));
+  const auto p = pose->get().first;
+  EXPECT_TRUE(p.name() == "rover::body" || p.name() == "rover::left" || p.name() == "rover::right")
+      << p.name();
+  EXPECT_EQ(p.header().data(0).value(0), "rover");
+  EXPECT_EQ(p.header().data(1).value(0), p.name());
+
+  // A Boolean false on /model/rover/enable: the target is zeroed, the rover stops.
+  auto enable = node_->Advertise<msgs::Boolean>("/model/rover/enable");
+  msgs::Boolean off;
+  off.set_data(false);
+  auto enable_count = [&] {
+    return *detail::on_step_thread<std::uint64_t>(
+        *runner_,
+        [](sim::Runner& r) {
+          const auto e = r.registry().find_scoped("tw::rover");
+          return r.registry().get<c::TopicInputs>(e).boolean[0].count;
+        },
+        std::chrono::seconds(5));
+  };
+  bool disabled = false;
+  for (int i = 0; i < 500 && !disabled; ++i) {
+    enable.Publish(off);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    disabled = enable_count() > 0;
+  }
+  ASSERT_TRUE(disabled);
+  ASSERT_TRUE(wait_for(
+      [&](sim::Runner&) { return std::abs(odom->get().first.twist().linear().x()) < 1e-3; }));
+}
+
+}  // namespace
+}  // namespace kestrel::transport
