@@ -1,6 +1,7 @@
 // Sensor readings (components/sensors.h) -> their SensorTopic, with Gazebo's message types,
-// whenever a reading's sequence advances (see bridges.h). AirSpeedReading is not published:
-// ignition-msgs 8 has no air speed message.
+// whenever a reading's sequence advances (see bridges.h); a stopped sensor's does not
+// (components::SensorFault), and a NavSat sample without a fix is not published.
+// AirSpeedReading is not published: ignition-msgs 8 has no air speed message.
 #include <ignition/msgs/altimeter.pb.h>
 #include <ignition/msgs/contacts.pb.h>
 #include <ignition/msgs/fluid_pressure.pb.h>
@@ -47,6 +48,11 @@ struct SensorPublisher::Impl {
       if (reading.sequence == s.sequence) return;
       s.sequence = reading.sequence;
       if (!s.channel->connected) return;
+      // A GNSS sample without a fix (SensorFault::no_fix) has no position to publish:
+      // ignition::msgs::NavSat has no fix status.
+      if constexpr (requires { reading.fix; }) {
+        if (!reading.fix) return;
+      }
       auto m = std::make_unique<M>();
       stamp(m->mutable_header(), reading.stamp);
       auto* frame = m->mutable_header()->add_data();

@@ -1,6 +1,9 @@
 #pragma once
 /// @file Multicopter components: rotor commands and speeds, velocity commands, battery, mission
-/// progress and injected faults (owned by src/systems/multicopter_*; see contracts.md).
+/// progress, rotor faults and the fault schedule's log and commands (written and read by the
+/// systems in src/systems: multicopter_motor_model, multicopter_control, linear_battery,
+/// fault_injection). Injected sensor faults are components::SensorFault (sensors.h), gusts
+/// components::WindGust (world.h).
 ///
 /// Frames: world ENU, body FLU (the vehicle's base link frame). SI units. Rotor arrays are
 /// indexed by `actuator_number` (Gazebo's Actuators.velocity index).
@@ -15,8 +18,9 @@
 /// - Battery: written by the LinearBattery system; read by the motor model (empty = no thrust).
 /// - BatteryRecharge, BatteryDrainCommand: written by transport (and LinearBattery); read by
 ///   LinearBattery.
-/// - RotorFaults, SensorFault, WindGust: written by the FaultInjection system; read by the motor
-///   model (RotorFaults, WindGust) and by every sensor system (SensorFault on the sensor entity).
+/// - RotorFaults: written by the FaultInjection system; read by the motor model.
+/// - FaultLog, FaultCommand: the FaultInjection system's log and run-time commands (transport
+///   writes FaultCommand from FaultCommandTopic).
 
 #include <cstdint>
 #include <ignition/math/Vector3.hh>
@@ -247,23 +251,6 @@ struct MissionCommandTopic {
 };
 
 // ---- faults -------------------------------------------------------------------------------------
-
-/// Injected sensor fault, on a sensor entity. Every sensor system honours it:
-/// `stopped` → no new samples (the reading's sequence stops advancing);
-/// `bias` is added to the sensor's primary vector output in its own frame and units
-/// (IMU: linear acceleration [m/s²]; magnetometer [T]; GNSS: position offset ENU [m];
-/// barometer: x = pressure [Pa]); `noise_scale` multiplies its noise standard deviations.
-struct SensorFault {
-  bool stopped = false;
-  ignition::math::Vector3d bias;
-  double noise_scale = 1.0;
-};
-
-/// Extra air velocity of a gust, world frame [m/s], on the world entity; added to
-/// components::Wind by everything that uses the air velocity (rotor drag, wind effects).
-struct WindGust {
-  ignition::math::Vector3d linear_velocity;
-};
 
 /// One fault that has been applied (FaultInjection keeps the list on the world entity).
 struct FaultEvent {

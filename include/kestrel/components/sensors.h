@@ -20,9 +20,13 @@
 ///
 /// Frames: "sensor frame" is the sensor's own frame (its <pose> in the link), FLU-style as SDF
 /// defines (x forward, y left, z up for a level sensor). World frame is ENU. SI units.
+///
+/// Injected faults (SensorFault, at the end of this file) act on every reading here, in the
+/// sensor systems' common update (src/sensors/common/sensor_system.h).
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <ignition/math/Quaternion.hh>
@@ -90,6 +94,10 @@ struct AltimeterReading {
 struct NavSatReading {
   Duration stamp{0};
   std::uint64_t sequence = 0;
+  /// The receiver has a fix. False during a GNSS loss (SensorFault::no_fix): samples go on at
+  /// the sensor's rate, but latitude, longitude, altitude and velocity are NaN; transport
+  /// publishes nothing for them and the PX4 bridge sends HIL_GPS with fix_type 0.
+  bool fix = true;
   double latitude_deg = 0;   ///< WGS84 geodetic latitude [deg], noise applied in metres first
   double longitude_deg = 0;  ///< WGS84 longitude [deg]
   double altitude = 0;       ///< height above the WGS84 ellipsoid [m]
@@ -156,5 +164,66 @@ struct ContactReading {
   std::vector<ContactEvent> began;      ///< pairs touching now that were not at the last sample
   std::vector<ContactEvent> ended;      ///< pairs touching at the last sample, not now
 };
+
+// ---- injected faults (on the sensor entity) ---------------------------------------------------
+
+/// An injected sensor fault, on a sensor entity; written by the FaultInjection system
+/// (src/systems/fault_injection/README.md). Every sensor system applies it in one place, the
+/// update shared by all of them (src/sensors/common/sensor_system.h), to each sample its
+/// schedule takes:
+/// - `stopped`: the sample is computed and discarded. The reading keeps its last values, stamp
+///   and `sequence`, so transport publishes nothing and the SITL bridges send nothing new.
+/// - `no_fix` (GNSS loss; navsat/gps only): samples go on with NavSatReading::fix false.
+/// - `noise_scale`: multiplies the contribution of every noise standard deviation of the sensor
+///   (white noise, the constant bias's random part, the Gauss-Markov bias), not the means.
+/// - `bias`: added after noise to the quantity sensor_fault_target(type)->bias names, in the
+///   sensor's frame and units; a one-number bias is in x (y and z are 0).
+/// A fault never changes which random numbers a sensor draws (a stopped sensor's noise streams
+/// advance as if it ran): once it ends, the readings are bit-identical to those of the same run
+/// without it. Only `sequence`, which counts the samples published, stays behind.
+/// A fault applied at sim time t acts on the samples stamped after t; one that ends at t + d
+/// acts on those stamped up to t + d.
+struct SensorFault {
+  bool stopped = false;
+  bool no_fix = false;
+  double noise_scale = 1.0;       ///< >= 0
+  ignition::math::Vector3d bias;  ///< sensor frame and units (see SensorFaultTarget)
+};
+
+/// What a SensorFault can act on, for one sensor type. FaultInjection refuses, at configure, a
+/// fault a sensor cannot take (naming the fault's FILE:LINE); the sensor systems apply the bias
+/// to exactly this quantity.
+struct SensorFaultTarget {
+  std::string_view type;  ///< SDF <sensor type>
+  int bias_size;          ///< numbers a bias takes: 3 ("x y z"), 1, or 0 (no bias)
+  std::string_view bias;  ///< what the bias is added to, with its frame and unit
+  bool noise;             ///< the type has SDF <noise> a noise scale can act on
+};
+
+inline constexpr SensorFaultTarget kSensorFaultTargets[] = {
+    {"imu", 3, "linear_acceleration, sensor frame [m/s²]", true},
+    {"magnetometer", 3, "field, sensor frame [T]", true},
+    {"air_pressure", 1, "pressure [Pa]", true},
+    {"altimeter", 1, "vertical_position [m]", true},
+    {"navsat", 3,
+     "position east, north, up [m] (local ENU at the world origin, the frame of its noise), "
+     "before the conversion to latitude, longitude and altitude",
+     true},
+    {"gps", 3,
+     "position east, north, up [m] (local ENU at the world origin, the frame of its noise), "
+     "before the conversion to latitude, longitude and altitude",
+     true},
+    {"air_speed", 1, "diff_pressure [Pa]", true},
+    {"force_torque", 3, "force, in the reading's frame [N]", true},
+    {"contact", 0, "", false},
+};
+
+/// The fault target of a sensor type, or nullptr for a type no Kestrel sensor system serves.
+constexpr const SensorFaultTarget* sensor_fault_target(std::string_view type) {
+  for (const auto& t : kSensorFaultTargets) {
+    if (t.type == type) return &t;
+  }
+  return nullptr;
+}
 
 }  // namespace kestrel::components

@@ -69,4 +69,12 @@ struct Wind {
   ignition::math::Vector3d linear_velocity;
 };
 
+/// Extra air velocity of a gust, world frame [m/s], on the world entity; written by the
+/// FaultInjection system (`wind_gust` faults). Every reader of the air velocity adds it to Wind:
+/// the motor model (rotor drag), WindEffects (the push on links with <enable_wind>), the
+/// AirSpeed sensor and the PX4 bridge's true airspeed.
+struct WindGust {
+  ignition::math::Vector3d linear_velocity;
+};
+
 }  // namespace kestrel::components

@@ -20,7 +20,7 @@ struct BaroInstance {
   Noise noise;
 };
 
-class AirPressure final : public SensorSystem<BaroInstance> {
+class AirPressure final : public SensorSystem<BaroInstance, c::AirPressureReading> {
  protected:
   bool serves(std::string_view type) const override { return type == "air_pressure"; }
 
@@ -43,7 +43,8 @@ class AirPressure final : public SensorSystem<BaroInstance> {
     return inst;
   }
 
-  void sample(BaroInstance& inst, Duration t, ecs::Registry& r) override {
+  void sample(BaroInstance& inst, Duration, NoiseStep step, const ecs::Registry& r,
+              c::AirPressureReading& out) override {
     const auto* wp = r.try_get<c::WorldPose>(inst.link);
     if (!wp) throw Error(r.describe(inst.link), "air_pressure link has no WorldPose");
     const double z = compose(wp->value, inst.X_LS).Pos().Z();
@@ -54,11 +55,12 @@ class AirPressure final : public SensorSystem<BaroInstance> {
     } catch (const Error& e) {
       throw Error(r.describe(inst.entity), e.what());
     }
-    auto& out = r.get<c::AirPressureReading>(inst.entity);
-    out.pressure = inst.noise.apply(p, inst.schedule.since_last_s(t));
-    out.stamp = t;
-    ++out.sequence;
-    r.mark_changed<c::AirPressureReading>(inst.entity, ecs::ComponentState::kPeriodic);
+    out.pressure = inst.noise.apply(p, step);
+  }
+
+  void add_bias(BaroInstance&, const ignition::math::Vector3d& bias,
+                c::AirPressureReading& out) override {
+    out.pressure += bias.X();
   }
 };
 

@@ -23,7 +23,7 @@ struct AirSpeedInstance {
   Noise noise;
 };
 
-class AirSpeed final : public SensorSystem<AirSpeedInstance> {
+class AirSpeed final : public SensorSystem<AirSpeedInstance, c::AirSpeedReading> {
  protected:
   bool serves(std::string_view type) const override { return type == "air_speed"; }
 
@@ -44,10 +44,13 @@ class AirSpeed final : public SensorSystem<AirSpeedInstance> {
     return inst;
   }
 
-  void sample(AirSpeedInstance& inst, Duration t, ecs::Registry& r) override {
+  void sample(AirSpeedInstance& inst, Duration, NoiseStep step, const ecs::Registry& r,
+              c::AirSpeedReading& out) override {
     const FrameState s = frame_state(r, inst.link, inst.X_LS);
-    const auto* wind = r.try_get<c::Wind>(world());
-    const Vector3d v_air_W = s.v_W - (wind ? wind->linear_velocity : Vector3d::Zero);
+    Vector3d air_W;  // the air's velocity: the wind plus a fault's gust
+    if (const auto* wind = r.try_get<c::Wind>(world())) air_W += wind->linear_velocity;
+    if (const auto* gust = r.try_get<c::WindGust>(world())) air_W += gust->linear_velocity;
+    const Vector3d v_air_W = s.v_W - air_W;
     const double u = s.X_WS.Rot().Inverse().RotateVector(v_air_W).X();
     const auto* atm = r.try_get<c::Atmosphere>(world());
     AirState air;
@@ -56,14 +59,13 @@ class AirSpeed final : public SensorSystem<AirSpeedInstance> {
     } catch (const Error& e) {
       throw Error(r.describe(inst.entity), e.what());
     }
-    auto& out = r.get<c::AirSpeedReading>(inst.entity);
-    out.diff_pressure = inst.noise.apply(0.5 * air.density * u * std::abs(u),
-                                         inst.schedule.since_last_s(t));
+    out.diff_pressure = inst.noise.apply(0.5 * air.density * u * std::abs(u), step);
     out.temperature = air.temperature;
     out.density = air.density;
-    out.stamp = t;
-    ++out.sequence;
-    r.mark_changed<c::AirSpeedReading>(inst.entity, ecs::ComponentState::kPeriodic);
+  }
+
+  void add_bias(AirSpeedInstance&, const Vector3d& bias, c::AirSpeedReading& out) override {
+    out.diff_pressure += bias.X();
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include "kestrel/components/physics.h"
 #include "kestrel/components/sensors.h"
+#include "kestrel/components/world.h"
 #include "kestrel/sensors/environment.h"
 #include "kestrel/sensors/sensors.h"
 #include "sensors/common/test_util.h"
@@ -28,6 +29,19 @@ TEST(AirSpeed, HeadwindGivesDynamicPressure) {
   EXPECT_NEAR(a.diff_pressure, 0.5 * air.density * 100, 1e-9);
   EXPECT_NEAR(a.temperature, air.temperature, 1e-9);
   EXPECT_EQ(w.r().get<c::SensorTopic>(s).topic, "/world/w/model/m/link/l/sensor/pitot/air_speed");
+}
+
+TEST(AirSpeed, AFaultsGustAddsToTheWind) {
+  // The same headwind, half of it from a wind_gust fault (components::WindGust).
+  TestWorld w(one_link_world("0 0 100 0 0 0", R"(<sensor name="pitot" type="air_speed">
+      <update_rate>0</update_rate></sensor>)",
+                             true, "<wind><linear_velocity>-4 0 0</linear_velocity></wind>"));
+  w.add(make_air_speed_system());
+  w.start();
+  w.r().set(w.runner->world(), c::WindGust{{-6, 0, 0}});
+  w.step(2);
+  const auto& a = w.r().get<c::AirSpeedReading>(w.find("w::m::l::pitot"));
+  EXPECT_NEAR(a.diff_pressure, 0.5 * standard_atmosphere(100).density * 100, 1e-9);
 }
 
 TEST(AirSpeed, MovingSensorWithTailwindAndFlowFromBehind) {

@@ -19,7 +19,7 @@ struct AltInstance {
   Noise position, velocity;
 };
 
-class Altimeter final : public SensorSystem<AltInstance> {
+class Altimeter final : public SensorSystem<AltInstance, c::AltimeterReading> {
  protected:
   bool serves(std::string_view type) const override { return type == "altimeter"; }
 
@@ -44,15 +44,16 @@ class Altimeter final : public SensorSystem<AltInstance> {
     return inst;
   }
 
-  void sample(AltInstance& inst, Duration t, ecs::Registry& r) override {
+  void sample(AltInstance& inst, Duration, NoiseStep step, const ecs::Registry& r,
+              c::AltimeterReading& out) override {
     const FrameState s = frame_state(r, inst.link, inst.X_LS);
-    const double dt = inst.schedule.since_last_s(t);
-    auto& out = r.get<c::AltimeterReading>(inst.entity);
-    out.vertical_position = inst.position.apply(s.X_WS.Pos().Z() - inst.reference, dt);
-    out.vertical_velocity = inst.velocity.apply(s.v_W.Z(), dt);
-    out.stamp = t;
-    ++out.sequence;
-    r.mark_changed<c::AltimeterReading>(inst.entity, ecs::ComponentState::kPeriodic);
+    out.vertical_position = inst.position.apply(s.X_WS.Pos().Z() - inst.reference, step);
+    out.vertical_velocity = inst.velocity.apply(s.v_W.Z(), step);
+  }
+
+  void add_bias(AltInstance&, const ignition::math::Vector3d& bias,
+                c::AltimeterReading& out) override {
+    out.vertical_position += bias.X();
   }
 };
 

@@ -1,11 +1,14 @@
 #pragma once
 // What every sensor system shares: finding its sensors, the sample schedule in integer sim
-// time, the default scoped topic, the sensor's kinematic state from its link, strict parameter
-// checks, and exact reset (instances are copied after configure and restored on reset).
+// time, injected faults (components::SensorFault), the default scoped topic, the sensor's
+// kinematic state from its link, strict parameter checks, and exact reset (instances are copied
+// after configure and restored on reset).
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <ignition/math/Pose3.hh>
@@ -18,6 +21,7 @@
 #include "kestrel/ecs/registry.h"
 #include "kestrel/sim/events.h"
 #include "kestrel/system.h"
+#include "sensors/noise/noise.h"
 
 namespace kestrel::sensors {
 
@@ -87,9 +91,16 @@ struct SensorContext {
 };
 
 /// Base of each sensor system. `Instance` holds one sensor's state and must have members
-/// `ecs::Entity entity` and `Schedule schedule`. Derived systems implement serves(), make() and
-/// sample(). Runs in Update at kPostPhysicsSensors, after Physics (see components/sensors.h).
-template <class Instance>
+/// `ecs::Entity entity` and `Schedule schedule`; `Reading` is the sensor's reading component.
+/// Derived systems implement serves(), make(), sample() and, when their type takes a bias
+/// (components::sensor_fault_target), add_bias(). Runs in Update at kPostPhysicsSensors, after
+/// Physics (see components/sensors.h).
+///
+/// Every sample goes through update(), the one place where components::SensorFault acts: the
+/// sample is always computed (so the noise streams advance whatever the fault), with the
+/// fault's noise scale; a stopped sensor's sample is then discarded; otherwise the bias is
+/// added, a GNSS loss blanks the fix, and the reading is stamped, counted and marked changed.
+template <class Instance, class Reading>
 class SensorSystem : public System,
                      public ISystemConfigure,
                      public ISystemUpdate,
@@ -127,8 +138,25 @@ class SensorSystem : public System,
           registry.removal_pending(inst.entity)) {
         continue;
       }
-      sample(inst, t, registry);
+      const auto* found = registry.try_get<components::SensorFault>(inst.entity);
+      const components::SensorFault fault = found ? *found : components::SensorFault{};
+      Reading& stored = registry.get<Reading>(inst.entity);
+      // A stopped sensor samples into a copy that is thrown away.
+      Reading& out = fault.stopped ? (scratch_ = stored) : stored;
+      const NoiseStep step{inst.schedule.since_last_s(t), fault.noise_scale};
+      sample(inst, t, step, std::as_const(registry), out);
       inst.schedule.taken(t);
+      if (fault.stopped) continue;
+      // (Exact test: ignition's Vector3 == has a 1e-3 tolerance, which would drop a bias in T.)
+      const auto& b = fault.bias;
+      if (b.X() != 0 || b.Y() != 0 || b.Z() != 0) add_bias(inst, b, out);
+      if constexpr (requires(Reading & x) { x.fix; }) {
+        out.fix = !fault.no_fix;
+        if (fault.no_fix) lose_fix(out);
+      }
+      out.stamp = t;
+      ++out.sequence;
+      registry.template mark_changed<Reading>(inst.entity, ecs::ComponentState::kPeriodic);
     }
   }
 
@@ -140,12 +168,26 @@ class SensorSystem : public System,
   virtual bool serves(std::string_view type) const = 0;
   /// Creates the instance and adds SensorTopic and the reading component. Throws on bad SDF.
   virtual Instance make(const SensorContext& ctx, ecs::Registry& registry) = 0;
-  /// Computes one sample at state time t into the reading component.
-  virtual void sample(Instance& inst, Duration t, ecs::Registry& registry) = 0;
+  /// Computes the measurement of one sample at state time t into `out` (which holds the
+  /// previous reading), every noise channel advanced by `step`. Leaves stamp and sequence alone.
+  virtual void sample(Instance& inst, Duration t, NoiseStep step, const ecs::Registry& registry,
+                      Reading& out) = 0;
+  /// Adds a fault's bias to the sample just taken, to the quantity
+  /// components::sensor_fault_target names for the type (FaultInjection has checked its size).
+  virtual void add_bias(Instance&, const ignition::math::Vector3d&, Reading&) {
+    KESTREL_DEMAND(false && "this sensor type takes no bias (FaultInjection refuses one)");
+  }
 
   ecs::Entity world() const { return world_; }
 
  private:
+  // A GNSS sample without a fix carries no position or velocity.
+  static void lose_fix(Reading& out) {
+    constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+    out.latitude_deg = out.longitude_deg = out.altitude = kNone;
+    out.velocity_enu.Set(kNone, kNone, kNone);
+  }
+
   bool known(ecs::Entity e) const {
     for (const auto& i : instances_) {
       if (i.entity == e) return true;
@@ -190,6 +232,7 @@ class SensorSystem : public System,
 
   ecs::Entity world_ = ecs::kNullEntity;
   std::vector<Instance> instances_, initial_;
+  Reading scratch_;  // where a stopped sensor's samples go
   sim::EventBus::Subscription reseed_;
 };
 

@@ -22,7 +22,7 @@ struct ContactInstance {
   std::vector<Pair> touching;           // at the previous sample, sorted
 };
 
-class Contact final : public SensorSystem<ContactInstance> {
+class Contact final : public SensorSystem<ContactInstance, c::ContactReading> {
  protected:
   bool serves(std::string_view type) const override { return type == "contact"; }
 
@@ -56,8 +56,8 @@ class Contact final : public SensorSystem<ContactInstance> {
     return inst;
   }
 
-  void sample(ContactInstance& inst, Duration t, ecs::Registry& r) override {
-    auto& out = r.get<c::ContactReading>(inst.entity);
+  void sample(ContactInstance& inst, Duration, NoiseStep, const ecs::Registry& r,
+              c::ContactReading& out) override {
     out.contacts.clear();
     out.began.clear();
     out.ended.clear();
@@ -96,9 +96,6 @@ class Contact final : public SensorSystem<ContactInstance> {
                         std::back_inserter(diff));
     for (const auto& p : diff) out.ended.push_back(event(p));
     inst.touching = std::move(now);
-    out.stamp = t;
-    ++out.sequence;
-    r.mark_changed<c::ContactReading>(inst.entity, ecs::ComponentState::kPeriodic);
   }
 };
 

@@ -31,7 +31,7 @@ struct FtInstance {
   Noise force[3], torque[3];
 };
 
-class ForceTorque final : public SensorSystem<FtInstance> {
+class ForceTorque final : public SensorSystem<FtInstance, c::ForceTorqueReading> {
  protected:
   bool serves(std::string_view type) const override { return type == "force_torque"; }
 
@@ -94,7 +94,8 @@ class ForceTorque final : public SensorSystem<FtInstance> {
     return inst;
   }
 
-  void sample(FtInstance& inst, Duration t, ecs::Registry& r) override {
+  void sample(FtInstance& inst, Duration, NoiseStep step, const ecs::Registry& r,
+              c::ForceTorqueReading& out) override {
     const auto* w = r.try_get<c::JointTransmittedWrench>(inst.joint);
     if (!w) {
       throw Error(r.describe(inst.joint),
@@ -122,15 +123,14 @@ class ForceTorque final : public SensorSystem<FtInstance> {
     }
     f = q.RotateVector(f);
     tau = q.RotateVector(tau);
-    const double dt = inst.schedule.since_last_s(t);
-    auto& out = r.get<c::ForceTorqueReading>(inst.entity);
     for (int i = 0; i < 3; ++i) {
-      out.force[i] = inst.force[i].apply(f[i], dt);
-      out.torque[i] = inst.torque[i].apply(tau[i], dt);
+      out.force[i] = inst.force[i].apply(f[i], step);
+      out.torque[i] = inst.torque[i].apply(tau[i], step);
     }
-    out.stamp = t;
-    ++out.sequence;
-    r.mark_changed<c::ForceTorqueReading>(inst.entity, ecs::ComponentState::kPeriodic);
+  }
+
+  void add_bias(FtInstance&, const Vector3d& bias, c::ForceTorqueReading& out) override {
+    out.force += bias;
   }
 };
 

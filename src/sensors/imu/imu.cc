@@ -82,7 +82,7 @@ Quaterniond reference_frame(const Element* ref, const ecs::Registry& r, ecs::Ent
   return q;
 }
 
-class Imu final : public SensorSystem<ImuInstance> {
+class Imu final : public SensorSystem<ImuInstance, c::ImuReading> {
  protected:
   bool serves(std::string_view type) const override { return type == "imu"; }
 
@@ -127,23 +127,23 @@ class Imu final : public SensorSystem<ImuInstance> {
     return inst;
   }
 
-  void sample(ImuInstance& inst, Duration t, ecs::Registry& r) override {
+  void sample(ImuInstance& inst, Duration, NoiseStep step, const ecs::Registry& r,
+              c::ImuReading& out) override {
     const FrameState s = frame_state(r, inst.link, inst.X_LS);
     const auto* g = r.try_get<c::Gravity>(world());
     const Vector3d gravity = g ? g->value : c::Gravity{}.value;
     const Quaterniond q_SW = s.X_WS.Rot().Inverse();
     const Vector3d f_S = q_SW.RotateVector(s.a_W - gravity);
     const Vector3d w_S = q_SW.RotateVector(s.w_W);
-    const double dt = inst.schedule.since_last_s(t);
-    auto& out = r.get<c::ImuReading>(inst.entity);
     for (int i = 0; i < 3; ++i) {
-      out.linear_acceleration[i] = inst.accel[i].apply(f_S[i], dt);
-      out.angular_velocity[i] = inst.gyro[i].apply(w_S[i], dt);
+      out.linear_acceleration[i] = inst.accel[i].apply(f_S[i], step);
+      out.angular_velocity[i] = inst.gyro[i].apply(w_S[i], step);
     }
     out.orientation = inst.orientation ? inst.q_RW * s.X_WS.Rot() : Quaterniond::Identity;
-    out.stamp = t;
-    ++out.sequence;
-    r.mark_changed<c::ImuReading>(inst.entity, ecs::ComponentState::kPeriodic);
+  }
+
+  void add_bias(ImuInstance&, const Vector3d& bias, c::ImuReading& out) override {
+    out.linear_acceleration += bias;
   }
 };
 

@@ -25,7 +25,7 @@ struct MagInstance {
   Noise noise[3];
 };
 
-class Magnetometer final : public SensorSystem<MagInstance> {
+class Magnetometer final : public SensorSystem<MagInstance, c::MagnetometerReading> {
  protected:
   bool serves(std::string_view type) const override { return type == "magnetometer"; }
 
@@ -48,18 +48,18 @@ class Magnetometer final : public SensorSystem<MagInstance> {
     return inst;
   }
 
-  void sample(MagInstance& inst, Duration t, ecs::Registry& r) override {
+  void sample(MagInstance& inst, Duration, NoiseStep step, const ecs::Registry& r,
+              c::MagnetometerReading& out) override {
     const auto* wp = r.try_get<c::WorldPose>(inst.link);
     if (!wp) throw Error(r.describe(inst.link), "magnetometer link has no WorldPose");
     const ignition::math::Pose3d X_WS = compose(wp->value, inst.X_LS);
     const Vector3d B_W = world_field(r, X_WS.Pos());
     const Vector3d B_S = X_WS.Rot().Inverse().RotateVector(B_W);
-    const double dt = inst.schedule.since_last_s(t);
-    auto& out = r.get<c::MagnetometerReading>(inst.entity);
-    for (int i = 0; i < 3; ++i) out.field[i] = inst.noise[i].apply(B_S[i], dt);
-    out.stamp = t;
-    ++out.sequence;
-    r.mark_changed<c::MagnetometerReading>(inst.entity, ecs::ComponentState::kPeriodic);
+    for (int i = 0; i < 3; ++i) out.field[i] = inst.noise[i].apply(B_S[i], step);
+  }
+
+  void add_bias(MagInstance&, const Vector3d& bias, c::MagnetometerReading& out) override {
+    out.field += bias;
   }
 
  private:

@@ -1,6 +1,7 @@
 // NavSat (GNSS): WGS84 latitude, longitude and altitude of the sensor from the world's
 // spherical coordinates (GeographicLib local tangent plane at the world origin), ENU velocity.
-// Horizontal noise is applied in metres east and north before the conversion, never in degrees.
+// Noise (and a fault's bias) is applied in metres east, north and up before the conversion to
+// degrees, never in degrees.
 
 #include <GeographicLib/LocalCartesian.hpp>
 
@@ -24,6 +25,7 @@ struct NavSatInstance {
   GeographicLib::LocalCartesian origin;
   Quaterniond q_EW;  // world → ENU
   Noise east, north, up, v_east, v_north, v_up;
+  Vector3d p_E;  // the last sample's noisy position east, north, up [m]
 };
 
 // <horizontal>/<vertical> blocks of a sensing element: noise params.
@@ -34,7 +36,7 @@ void sensing(const Element* block, NoiseParams& horizontal, NoiseParams& vertica
   reject_unread(*block, "expected <horizontal>, <vertical>");
 }
 
-class NavSat final : public SensorSystem<NavSatInstance> {
+class NavSat final : public SensorSystem<NavSatInstance, c::NavSatReading> {
  protected:
   bool serves(std::string_view type) const override { return type == "navsat" || type == "gps"; }
 
@@ -78,21 +80,30 @@ class NavSat final : public SensorSystem<NavSatInstance> {
     return inst;
   }
 
-  void sample(NavSatInstance& inst, Duration t, ecs::Registry& r) override {
+  void sample(NavSatInstance& inst, Duration, NoiseStep step, const ecs::Registry& r,
+              c::NavSatReading& out) override {
     const FrameState s = frame_state(r, inst.link, inst.X_LS);
     const Vector3d p = inst.q_EW.RotateVector(s.X_WS.Pos());
     const Vector3d v = inst.q_EW.RotateVector(s.v_W);
-    const double dt = inst.schedule.since_last_s(t);
-    auto& out = r.get<c::NavSatReading>(inst.entity);
-    inst.origin.Reverse(inst.east.apply(p.X(), dt), inst.north.apply(p.Y(), dt),
-                        inst.up.apply(p.Z(), dt), out.latitude_deg, out.longitude_deg,
-                        out.altitude);
-    out.velocity_enu.Set(inst.v_east.apply(v.X(), dt), inst.v_north.apply(v.Y(), dt),
-                         inst.v_up.apply(v.Z(), dt));
+    const double e = inst.east.apply(p.X(), step);
+    const double n = inst.north.apply(p.Y(), step);
+    const double u = inst.up.apply(p.Z(), step);
+    inst.p_E.Set(e, n, u);
+    geodetic(inst, out);
+    out.velocity_enu.Set(inst.v_east.apply(v.X(), step), inst.v_north.apply(v.Y(), step),
+                         inst.v_up.apply(v.Z(), step));
     out.true_position_world = s.X_WS.Pos();
-    out.stamp = t;
-    ++out.sequence;
-    r.mark_changed<c::NavSatReading>(inst.entity, ecs::ComponentState::kPeriodic);
+  }
+
+  void add_bias(NavSatInstance& inst, const Vector3d& bias, c::NavSatReading& out) override {
+    inst.p_E += bias;
+    geodetic(inst, out);
+  }
+
+ private:
+  static void geodetic(NavSatInstance& inst, c::NavSatReading& out) {
+    inst.origin.Reverse(inst.p_E.X(), inst.p_E.Y(), inst.p_E.Z(), out.latitude_deg,
+                        out.longitude_deg, out.altitude);
   }
 };
 

@@ -132,13 +132,18 @@ NoiseParams parse_axis_noise(const Element* parent) {
 
 Noise::Noise(const NoiseParams& params, std::uint64_t seed) : params_(params), rng_(seed) {
   if (params_.type == NoiseParams::Type::kNone) return;
-  bias_ = params_.bias_mean + params_.bias_stddev * rng_.normal();
+  bias_fixed_ = params_.bias_mean;
+  bias_random_ = params_.bias_stddev * rng_.normal();
   // Gazebo's convention: bias_mean is a magnitude, the sign is drawn with probability 1/2.
-  if (rng_.uniform() < 0.5) bias_ = -bias_;
+  if (rng_.uniform() < 0.5) {
+    bias_fixed_ = -bias_fixed_;
+    bias_random_ = -bias_random_;
+  }
 }
 
-double Noise::apply(double x, double dt_s) {
+double Noise::apply(double x, NoiseStep step) {
   if (params_.type == NoiseParams::Type::kNone) return x;
+  const double dt_s = step.dt_s, s = step.scale;
   if (params_.dynamic_bias_stddev > 0 && dt_s > 0) {
     // First-order Gauss-Markov process with stationary deviation sigma and time constant tau,
     // discretized exactly: b' = phi b + w, phi = exp(-dt/tau), var(w) = sigma^2 (1 - phi^2).
@@ -147,7 +152,10 @@ double Noise::apply(double x, double dt_s) {
                                                           params_.dynamic_bias_correlation_time));
     dynamic_bias_ = phi * dynamic_bias_ + sd * rng_.normal();
   }
-  double y = x + bias_ + dynamic_bias_ + params_.mean + params_.stddev * rng_.normal();
+  // The bias sum is formed first, as ±(bias_mean + bias_stddev·n₀) was: s = 1 gives the
+  // unfaulted value bit for bit.
+  const double bias = bias_fixed_ + s * bias_random_;
+  double y = x + bias + s * dynamic_bias_ + params_.mean + s * params_.stddev * rng_.normal();
   if (params_.type == NoiseParams::Type::kGaussianQuantized && params_.precision > 0) {
     y = std::round(y / params_.precision) * params_.precision;
   }

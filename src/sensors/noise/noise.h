@@ -55,6 +55,15 @@ NoiseParams parse_noise(const Element* noise);
 /// Also rejects any other child of `parent` (only <noise> is valid inside an axis element).
 NoiseParams parse_axis_noise(const Element* parent);
 
+/// One sample's step of a noise channel.
+struct NoiseStep {
+  double dt_s = 0;  ///< time since the previous sample [s] (advances the Gauss-Markov bias)
+  /// Multiplies the contribution of every standard deviation (white noise, the constant bias's
+  /// random part, the Gauss-Markov bias), never the random draws themselves: a sensor fault's
+  /// noise_scale (components::SensorFault). 1 = the configured noise.
+  double scale = 1.0;
+};
+
 /// One noise channel: the state (random stream, constant bias, dynamic bias) of one scalar
 /// measurement. Copyable: a copy taken after construction restores a fresh run exactly.
 class Noise {
@@ -62,11 +71,16 @@ class Noise {
   Noise() = default;
   /// Draws the constant bias from N(bias_mean, bias_stddev) with a random sign, as Gazebo does.
   Noise(const NoiseParams& params, std::uint64_t seed);
-  /// x + bias + dynamic bias + N(mean, stddev), quantized if gaussian_quantized.
-  /// @param dt_s time since the previous sample [s] (advances the Gauss-Markov bias).
-  double apply(double x, double dt_s);
+  /// x + bias + dynamic bias + N(mean, stddev), quantized if gaussian_quantized; with
+  /// step.scale s: x ± (bias_mean + s·bias_stddev·n₀) + s·(dynamic bias) + mean + s·stddev·n.
+  /// The same numbers are drawn whatever s is.
+  double apply(double x, NoiseStep step);
+  /// apply(x, {dt_s, 1}).
+  double apply(double x, double dt_s) { return apply(x, NoiseStep{dt_s, 1.0}); }
   double variance() const { return params_.stddev * params_.stddev; }
-  double bias() const { return bias_; }
+  /// The constant bias drawn at construction (unscaled).
+  double bias() const { return bias_fixed_ + bias_random_; }
+  /// The Gauss-Markov bias's state (unscaled).
   double dynamic_bias() const { return dynamic_bias_; }
   const NoiseParams& params() const { return params_; }
   bool enabled() const { return params_.type != NoiseParams::Type::kNone; }
@@ -74,7 +88,8 @@ class Noise {
  private:
   NoiseParams params_;
   Rng rng_;
-  double bias_ = 0;
+  // The constant bias, ±(bias_mean + bias_stddev·n₀): its signed mean and its random part.
+  double bias_fixed_ = 0, bias_random_ = 0;
   double dynamic_bias_ = 0;
 };
 

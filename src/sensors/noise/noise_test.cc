@@ -118,6 +118,30 @@ TEST(Noise, GaussMarkovStationaryDeviationAndCorrelation) {
   EXPECT_NEAR(c, std::exp(-dt / 0.05), 0.005);
 }
 
+TEST(Noise, AScaleMultipliesEveryStandardDeviationNotTheMeansNorTheDraws) {
+  NoiseParams p;
+  p.type = NoiseParams::Type::kGaussian;
+  p.mean = 0.3;
+  p.stddev = 0.5;
+  p.bias_mean = 1.0;  // |random part| < 1: the sign of bias() is the sign of ±bias_mean
+  p.bias_stddev = 0.2;
+  p.dynamic_bias_stddev = 0.4;
+  p.dynamic_bias_correlation_time = 0.02;
+  Noise plain(p, 11), same(p, 11), scaled(p, 11);
+  const double x = 7.0, signed_mean = std::copysign(p.bias_mean, plain.bias());
+  for (int i = 0; i < 1000; ++i) {
+    const double y = plain.apply(x, 0.001);
+    EXPECT_EQ(same.apply(x, NoiseStep{0.001, 1.0}), y);  // scale 1 is the configured noise
+    const double s = i < 500 ? 3.0 : 0.0;
+    const double ys = scaled.apply(x, NoiseStep{0.001, s});
+    // Everything random scales; the truth, the mean and the bias's mean do not.
+    EXPECT_NEAR(ys - (x + p.mean + signed_mean), s * (y - (x + p.mean + signed_mean)), 1e-12);
+  }
+  // The same numbers were drawn: back at scale 1 the streams agree bit for bit.
+  EXPECT_EQ(scaled.apply(x, 0.001), plain.apply(x, 0.001));
+  EXPECT_EQ(scaled.dynamic_bias(), plain.dynamic_bias());
+}
+
 TEST(Noise, QuantizedOutputIsAMultipleOfThePrecision) {
   NoiseParams p;
   p.type = NoiseParams::Type::kGaussianQuantized;

@@ -5,12 +5,15 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <sstream>
 #include <vector>
 
 #include "common/plugin_params.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
+#include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
 #include "multicopter_control/multicopter_control.h"
 
@@ -50,6 +53,28 @@ void check_rotor(const ecs::Registry& r, ecs::Entity model, std::size_t rotor,
               fmt::format("<fault type=\"rotor\">: model '{}' has no rotor {}: no "
                           "MulticopterMotorModel of it has <actuator_number> {} (its motors: {})",
                           r.scoped_name(model), rotor, rotor, motors.empty() ? "none" : motors));
+}
+
+// Whether a <sensor> element declares noise a scale can act on: a <noise> of type gaussian or
+// gaussian_quantized anywhere inside it.
+bool declares_noise(const Element& e) {
+  for (const auto& ch : e.children()) {
+    if (ch->name() == "noise") {
+      const std::string type = ch->attribute("type").value_or("");
+      if (type == "gaussian" || type == "gaussian_quantized") return true;
+    } else if (declares_noise(*ch)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The sensor types faults act on, for messages.
+std::string fault_sensor_types() {
+  std::string list;
+  for (const auto& t : c::kSensorFaultTargets)
+    list += (list.empty() ? "" : ", ") + std::string(t.type);
+  return list;
 }
 
 class FaultInjection final : public System,
@@ -160,7 +185,8 @@ class FaultInjection final : public System,
     return m;
   }
 
-  ecs::Entity sensor(const Element& f, ecs::Registry& r) {
+  // The sensor a <fault> names and what a fault can do to its type.
+  std::pair<ecs::Entity, const c::SensorFaultTarget*> sensor(const Element& f, ecs::Registry& r) {
     const auto name = attribute_string(f, "sensor");
     const ecs::Entity s = r.find_scoped(r.scoped_name(world_) + "::" + name);
     if (s == ecs::kNullEntity || !r.has<c::Sensor>(s)) {
@@ -168,7 +194,43 @@ class FaultInjection final : public System,
                                          "(give model::link::sensor)",
                                          name));
     }
-    return s;
+    const std::string& type = r.get<c::Sensor>(s).type;
+    const auto* target = c::sensor_fault_target(type);
+    if (!target) {
+      throw Error(f.where(), fmt::format("<fault> sensor '{}' is a '{}' sensor: sensor faults do "
+                                         "not act on that type (they act on: {})",
+                                         name, type, fault_sensor_types()));
+    }
+    return {s, target};
+  }
+
+  // A sensor_bias fault's `bias`: as many numbers as the sensor's type takes.
+  static Vector3d bias_of(const Element& f, const c::SensorFaultTarget& target,
+                          const std::string& name) {
+    const std::string text = attribute_string(f, "bias");
+    std::istringstream in(text);
+    int numbers = 0;
+    for (std::string word; in >> word;) ++numbers;
+    if (target.bias_size == 0) {
+      throw Error(f.where(), fmt::format("<fault type=\"sensor_bias\">: sensor '{}' (type {}) "
+                                         "takes no bias (only sensor_stop)",
+                                         name, target.type));
+    }
+    if (numbers != target.bias_size) {
+      throw Error(f.where(),
+                  fmt::format("<fault type=\"sensor_bias\">: sensor '{}' (type {}) takes a bias "
+                              "of {}, added to its {}; found '{}'",
+                              name, target.type,
+                              target.bias_size == 3 ? "three numbers 'x y z'" : "one number",
+                              target.bias, text));
+    }
+    if (target.bias_size == 1) return {attribute_double(f, "bias"), 0, 0};
+    const Vector3d b = attribute_vector(f, "bias");
+    if (!std::isfinite(b.X()) || !std::isfinite(b.Y()) || !std::isfinite(b.Z())) {
+      throw Error(f.where(),
+                  "<fault type=\"sensor_bias\"> bias must be finite, found '" + text + "'");
+    }
+    return b;
   }
 
   static c::SensorFault& sensor_fault(ecs::Registry& r, ecs::Entity s) {
@@ -220,21 +282,39 @@ class FaultInjection final : public System,
       } else {
         f.reject_unknown_attributes({"type", "time", "duration", "sensor", "scale"});
       }
-      const ecs::Entity s = sensor(f, r);
+      const auto found = sensor(f, r);
+      const ecs::Entity s = found.first;
+      const c::SensorFaultTarget* target = found.second;
       const std::string name = r.scoped_name(s);
       if (type == "sensor_stop") {
         out.description = fmt::format("sensor {} stopped", name);
         out.apply = [s](ecs::Registry& reg) { sensor_fault(reg, s).stopped = true; };
         out.revert = [s](ecs::Registry& reg) { sensor_fault(reg, s).stopped = false; };
       } else if (type == "sensor_bias") {
-        const Vector3d bias = attribute_vector(f, "bias");
-        out.description =
-            fmt::format("sensor {} bias {} {} {}", name, bias.X(), bias.Y(), bias.Z());
+        const Vector3d bias = bias_of(f, *target, attribute_string(f, "sensor"));
+        out.description = target->bias_size == 1 ? fmt::format("sensor {} bias {}", name, bias.X())
+                                                 : fmt::format("sensor {} bias {} {} {}", name,
+                                                               bias.X(), bias.Y(), bias.Z());
         out.apply = [s, bias](ecs::Registry& reg) { sensor_fault(reg, s).bias = bias; };
         out.revert = [s](ecs::Registry& reg) { sensor_fault(reg, s).bias = {}; };
       } else {
         const double scale = attribute_double(f, "scale");
         if (scale < 0) throw Error(f.where(), "<fault type=\"sensor_noise\"> scale must be >= 0");
+        const auto* sensor_data = &r.get<c::Sensor>(s);
+        if (!target->noise) {
+          throw Error(f.where(), fmt::format("<fault type=\"sensor_noise\">: sensor '{}' (type "
+                                             "{}) has no noise to scale (only sensor_stop)",
+                                             attribute_string(f, "sensor"), target->type));
+        }
+        if (!sensor_data->element || !declares_noise(*sensor_data->element)) {
+          throw Error(
+              f.where(),
+              fmt::format("<fault type=\"sensor_noise\">: sensor '{}'{} declares no "
+                          "<noise type=\"gaussian\"> or \"gaussian_quantized\": a noise "
+                          "scale would multiply nothing",
+                          attribute_string(f, "sensor"),
+                          sensor_data->element ? " (" + sensor_data->element->where() + ")" : ""));
+        }
         out.description = fmt::format("sensor {} noise x{}", name, scale);
         out.apply = [s, scale](ecs::Registry& reg) { sensor_fault(reg, s).noise_scale = scale; };
         out.revert = [s](ecs::Registry& reg) { sensor_fault(reg, s).noise_scale = 1.0; };
@@ -256,10 +336,10 @@ class FaultInjection final : public System,
       }
       out.description = fmt::format("GNSS loss on {}", r.scoped_name(m));
       out.apply = [gnss](ecs::Registry& reg) {
-        for (auto e : gnss) sensor_fault(reg, e).stopped = true;
+        for (auto e : gnss) sensor_fault(reg, e).no_fix = true;
       };
       out.revert = [gnss](ecs::Registry& reg) {
-        for (auto e : gnss) sensor_fault(reg, e).stopped = false;
+        for (auto e : gnss) sensor_fault(reg, e).no_fix = false;
       };
     } else if (type == "wind_gust") {
       f.reject_unknown_attributes({"type", "time", "duration", "velocity"});

@@ -11,6 +11,8 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
+#include "kestrel/components/sensors.h"
+#include "kestrel/components/world.h"
 #include "kestrel/world/setup.h"
 #include "testing/quad_world.h"
 
@@ -149,6 +151,95 @@ TEST(FaultInjection, UnknownAttributesAreErrorsListingTheAcceptedOnes) {
               HasSubstr("<fault> has unknown attribute 'x'"));
   EXPECT_EQ(error(R"(<fault time="1" type="wind_gust" velocity="1 0 0" duration="2"/>)"),
             "(no error)");
+}
+
+// A static mast with an IMU (noise-free), a barometer (noisy), a contact sensor and a sonar
+// (a type no fault acts on), their systems, and FaultInjection with `faults`.
+std::string mast(const std::string& faults_xml) {
+  return R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
+  <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+  <plugin filename="gz-sim-imu-system" name="gz::sim::systems::Imu"/>
+  <plugin filename="gz-sim-air-pressure-system" name="gz::sim::systems::AirPressure"/>
+  <plugin filename="gz-sim-contact-system" name="gz::sim::systems::Contact"/>
+  )" + faults(faults_xml) +
+         R"(<model name="mast"><static>true</static><link name="l">
+    <collision name="c"><geometry><box><size>1 1 1</size></box></geometry></collision>
+    <sensor name="imu" type="imu"/>
+    <sensor name="baro" type="air_pressure"><air_pressure><pressure>
+      <noise type="gaussian"><stddev>2</stddev></noise></pressure></air_pressure></sensor>
+    <sensor name="touch" type="contact"><contact><collision>c</collision></contact></sensor>
+    <sensor name="sonar" type="sonar"/>
+  </link></model></world></sdf>)";
+}
+
+TEST(FaultInjection, SensorFaultsASensorCannotTakeAreErrorsAtConfigure) {
+  auto error = [](const std::string& f) { return testing::load_error(mast(f)); };
+  const std::string at = "kestrel_mc_[0-9_]+\\.sdf:[0-9]+: ";
+  // The issue's kind of mistake: a 3-vector bias on a scalar sensor.
+  EXPECT_THAT(
+      error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::baro" bias="0 0 5"/>)"),
+      ::testing::MatchesRegex(".*" + at +
+                              "<fault type=\"sensor_bias\">: sensor 'mast::l::baro' \\(type "
+                              "air_pressure\\) takes a bias of one number, added to its "
+                              "pressure \\[Pa\\]; found '0 0 5'"));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::imu" bias="5"/>)"),
+              HasSubstr("sensor 'mast::l::imu' (type imu) takes a bias of three numbers 'x y z', "
+                        "added to its linear_acceleration, sensor frame [m/s²]; found '5'"));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::touch" bias="1"/>)"),
+              HasSubstr("sensor 'mast::l::touch' (type contact) takes no bias (only "
+                        "sensor_stop)"));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_noise" sensor="mast::l::touch" scale="2"/>)"),
+              HasSubstr("sensor 'mast::l::touch' (type contact) has no noise to scale"));
+  // A noise fault on a sensor without noise would change nothing.
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_noise" sensor="mast::l::imu" scale="2"/>)"),
+              ::testing::MatchesRegex(".*" + at +
+                                      "<fault type=\"sensor_noise\">: sensor 'mast::l::imu' "
+                                      "\\(.*\\.sdf:[0-9]+\\) declares no <noise "
+                                      "type=\"gaussian\"> or \"gaussian_quantized\": a noise "
+                                      "scale would multiply nothing"));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_stop" sensor="mast::l::sonar"/>)"),
+              HasSubstr("sensor 'mast::l::sonar' is a 'sonar' sensor: sensor faults do not act "
+                        "on that type (they act on: imu, magnetometer, air_pressure, altimeter, "
+                        "navsat, gps, air_speed, force_torque, contact)"));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::imu" bias="0 0 nan"/>)"),
+              HasSubstr("'bias' must be three numbers"));
+  // What each type takes is accepted.
+  for (const char* ok : {
+           R"(<fault time="1" type="sensor_bias" sensor="mast::l::baro" bias="120"/>)",
+           R"(<fault time="1" type="sensor_bias" sensor="mast::l::imu" bias="0 0 5"/>)",
+           R"(<fault time="1" type="sensor_noise" sensor="mast::l::baro" scale="3"/>)",
+           R"(<fault time="1" type="sensor_stop" sensor="mast::l::touch" duration="1"/>)",
+       }) {
+    EXPECT_EQ(error(ok), "(no error)") << ok;
+  }
+}
+
+TEST(FaultInjection, SensorFaultsAreWrittenOnTheSensorAndRevertedAfterTheirDuration) {
+  LoadedWorld w(mast(R"(
+      <fault time="0.1" duration="0.2" type="sensor_bias" sensor="mast::l::baro" bias="120"/>
+      <fault time="0.2" duration="0.2" type="sensor_noise" sensor="mast::l::baro" scale="3"/>
+      <fault time="0.3" duration="0.1" type="sensor_stop" sensor="mast::l::imu"/>)"));
+  const ecs::Entity baro = w.find("w::mast::l::baro"), imu = w.find("w::mast::l::imu");
+  auto fault = [&](ecs::Entity e) {
+    const auto* f = w.r().try_get<c::SensorFault>(e);
+    return f ? *f : c::SensorFault{};
+  };
+  w.step(150);
+  EXPECT_EQ(fault(baro).bias, ignition::math::Vector3d(120, 0, 0));
+  w.step(100);
+  EXPECT_EQ(fault(baro).noise_scale, 3.0);
+  w.step(100);
+  EXPECT_EQ(fault(baro).bias, ignition::math::Vector3d::Zero);
+  EXPECT_TRUE(fault(imu).stopped);
+  w.step(100);
+  EXPECT_EQ(fault(baro).noise_scale, 1.0);
+  EXPECT_FALSE(fault(imu).stopped);
+  const auto& log = w.r().get<c::FaultLog>(w.runner->world()).events;
+  ASSERT_EQ(log.size(), 6u);
+  EXPECT_EQ(log[0].description, "sensor w::mast::l::baro bias 120");
+  // The effect on the readings: src/sensors/common/sensor_fault_test.cc (every type and fault),
+  // the topics (src/transport/sensor_fault_topic_test.cc) and the autopilots
+  // (src/sitl/bridge_fault_test.cc).
 }
 
 TEST(FaultInjection, RotorNoMotorHasStopsTheRunAtItsFirstStep) {

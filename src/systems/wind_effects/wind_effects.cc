@@ -2,7 +2,9 @@
 // each step the horizontal magnitude and direction follow first-order lags with sine and noise
 // terms, the vertical component gets noise, an optional discrete "1 − cos" gust is added, the
 // result is written to components::Wind, and every link with EnableWind is pushed by
-// F = k · m · (wind − v_link) at its centre of mass (k = force_approximation_scaling_factor).
+// F = k · m · (wind + gust − v_link) at its centre of mass (k = force_approximation_scaling_factor,
+// v_link the link origin's velocity; gust = components::WindGust, a fault's, not part of the Wind
+// written).
 // Only links that can move are pushed: a link of a static model, or one welded to the world by a
 // chain of fixed joints, is named once in a warning (Gazebo's wind demo has such a roof).
 
@@ -148,6 +150,8 @@ class WindEffects final : public System,
     r.get<c::Wind>(world_).linear_velocity = wind;
     r.mark_changed<c::Wind>(world_, ecs::ComponentState::kPeriodic);
     if (k_ == 0) return;
+    // A fault's gust (FaultInjection, which runs before) blows on top of the wind.
+    if (const auto* gust = r.try_get<c::WindGust>(world_)) wind += gust->linear_velocity;
 
     refresh(r);
     for (ecs::Entity e : pushed_) {

@@ -58,6 +58,21 @@ TEST(WindEffects, DragFollowsTheForceFormula) {
   expect_near(v, wind * (1 - std::exp(-2.0 * 1.0)), 2e-3);
 }
 
+TEST(WindEffects, AFaultsGustBlowsOnTopOfTheWindItWrites) {
+  // components::WindGust (a wind_gust fault) pushes like wind; Wind stays the world's own.
+  TestWorld w(world(true));
+  add_wind(w,
+           "<plugin><force_approximation_scaling_factor>2</force_approximation_scaling_factor>"
+           "</plugin>");
+  w.start();
+  const ignition::math::Vector3d wind(4, -2, 0.5), gust(-6, 0, 1);
+  w.r().set(w.runner->world(), c::WindGust{gust});
+  w.step(1000);
+  expect_near(w.r().get<c::Wind>(w.runner->world()).linear_velocity, wind, 1e-12);
+  const auto v = w.r().get<c::WorldLinearVelocity>(w.find("w::m::l")).value;
+  expect_near(v, (wind + gust) * (1 - std::exp(-2.0 * 1.0)), 2e-3);
+}
+
 TEST(WindEffects, LinksWithoutEnableWindAreNotPushed) {
   TestWorld w(world(false));
   add_wind(w, "<plugin/>");
