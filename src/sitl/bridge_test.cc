@@ -27,7 +27,9 @@
 #include "kestrel/sim/runner.h"
 #include "kestrel/sim/stop_signal.h"
 #include "kestrel/sitl/sitl.h"
+#include "sensors/common/sensor_system.h"
 #include "sitl/ardupilot_packet.h"
+#include "sitl/fake_peers.h"
 #include "sitl/frames.h"
 #include "sitl/mavlink/codec.h"
 #include "sitl/net.h"
@@ -38,6 +40,9 @@ namespace {
 namespace c = components;
 namespace mav = mavlink;
 using ignition::math::Pose3d;
+using peers::connect_tcp;
+using peers::FakeArduPilot;
+using peers::FakePx4;
 
 // The world of a test: geodetic origin and the vehicle's (fixed) state.
 struct WorldSpec {
@@ -86,86 +91,6 @@ void attach(sim::Runner& r, Autopilot which, const std::string& params) {
                px4 ? "kestrel::systems::Px4Bridge" : "kestrel::systems::ArduPilotBridge", "test");
   r.configure();
 }
-
-int connect_tcp(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a = make_address("127.0.0.1", port, "test");
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// A PX4 stand-in: answers every HIL_SENSOR with controls[0] = (time in ms mod 1000) / 1000,
-// armed,
-// until `answer` is false; records the last HIL_SENSOR, HIL_GPS and HIL_STATE_QUATERNION.
-struct FakePx4 {
-  explicit FakePx4(int port) : fd(connect_tcp(port)) {
-    thread = std::thread([this] { loop(); });
-  }
-  ~FakePx4() {
-    stop = true;
-    ::shutdown(fd, SHUT_RDWR);
-    thread.join();
-    ::close(fd);
-  }
-  // Like PX4, it reads everything that arrived before answering: the answer to a HIL_SENSOR is
-  // sent once the whole batch it came in (GPS, distance, state) has been recorded, so a test
-  // that the answer has released sees the batch.
-  void loop() {
-    mav::Parser parser;
-    std::uint8_t buf[4096];
-    while (!stop) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) return;
-      std::optional<mav::HilActuatorControls> reply;
-      std::lock_guard lock(m);
-      parser.feed(buf, static_cast<std::size_t>(n), [&](const mav::Frame& f) {
-        if (auto s = mav::decode<mav::HilSensor>(f)) {
-          if (s->time_usec <= sensor.time_usec) went_back = true;
-          sensor = *s;
-          ++sensors;
-          if (answer) {
-            mav::HilActuatorControls a;
-            a.time_usec = s->time_usec;
-            a.controls[0] =
-                static_cast<float>(static_cast<double>(s->time_usec / 1000 % 1000) / 1000.0);
-            a.controls[1] = std::nanf("");  // must not reach the motors as NaN
-            a.mode = static_cast<std::uint8_t>(mav::mav_mode_flag::kSafetyArmed);
-            reply = a;
-          }
-        }
-        if (auto g = mav::decode<mav::HilGps>(f)) gps = *g, ++gpss;
-        if (auto d = mav::decode<mav::DistanceSensor>(f)) {
-          distance = *d;
-          distance_sensor_usec = sensor.time_usec;  // the HIL_SENSOR it came with
-          ++distances;
-        }
-        if (auto q = mav::decode<mav::HilStateQuaternion>(f)) state = *q;
-      });
-      if (!reply) continue;
-      std::uint8_t out[mav::kMaxFrameSize];
-      const auto k = mav::encode(*reply, 0, {1, 1}, out);
-      if (garbage) {
-        const std::uint8_t junk[] = {0xFD, 0xFF, 0x00, 0xFE, 0x03, 0x55};
-        (void)!::send(fd, junk, sizeof junk, MSG_NOSIGNAL);
-      }
-      (void)!::send(fd, out, k, MSG_NOSIGNAL);
-    }
-  }
-  int fd;
-  std::thread thread;
-  std::atomic<bool> stop{false}, answer{true}, garbage{false};
-  std::mutex m;
-  mav::HilSensor sensor;
-  mav::HilGps gps;
-  mav::HilStateQuaternion state;
-  mav::DistanceSensor distance;
-  int sensors = 0, gpss = 0, distances = 0;
-  std::uint64_t distance_sensor_usec = 0;
-  bool went_back = false;  // a HIL_SENSOR time_usec not after the previous one
-};
 
 double rotor(sim::Runner& r, std::size_t i) {
   const auto model = r.registry().child_by_name(r.world(), "quad");
@@ -418,6 +343,68 @@ TEST(Px4Bridge, AltimeterIsSentAsADownwardDistanceSensorAtItsRate) {
   std::lock_guard lock(px4.m);
   EXPECT_EQ(px4.distances, before + 3);
   EXPECT_EQ(px4.distance.current_distance, std::lround(1300.0 / std::cos(0.2)));
+}
+
+// An IMU on a link "arm" of the model that is not the base link: the arm at X_BA from the base
+// link (as a joint would hold it), the IMU at X_AS in the arm. The test writes the IMU's
+// readings, as the IMU system would compute them for the vehicle of `spec` (at rest, yawing).
+struct ArmImu {
+  ArmImu(sim::Runner& r, const WorldSpec& spec, const Pose3d& X_BA, const Pose3d& X_AS)
+      : reg(r.registry()), spec(spec) {
+    const auto model = reg.child_by_name(r.world(), "quad");
+    arm = reg.create(model);
+    reg.add<c::Name>(arm, c::Name{"arm"});
+    reg.add<c::Link>(arm);
+    reg.add<c::Pose>(arm, c::Pose{X_BA});
+    reg.add<c::WorldPose>(arm, c::WorldPose{sensors::compose(spec.X_WB, X_BA)});
+    imu = reg.create(arm);
+    reg.add<c::Name>(imu, c::Name{"imu"});
+    reg.add<c::Sensor>(imu, c::Sensor{"imu", 0, "", true, nullptr});
+    reg.add<c::Pose>(imu, c::Pose{X_AS});
+    reg.add<c::ImuReading>(imu);
+    this->X_AS = X_AS;
+  }
+  // The arm moves to X_BA (its joint turned); a new sample as the IMU measures it there:
+  // specific force +g up and the body's yaw rate, in the sensor frame.
+  void move_and_sample(const Pose3d& X_BA) {
+    const Pose3d X_WA = sensors::compose(spec.X_WB, X_BA);
+    reg.get<c::WorldPose>(arm).value = X_WA;
+    const auto q_WS = sensors::compose(X_WA, X_AS).Rot();
+    auto& r = reg.get<c::ImuReading>(imu);
+    r.linear_acceleration = q_WS.RotateVectorReverse({0, 0, 9.8});
+    r.angular_velocity = q_WS.RotateVectorReverse(spec.X_WB.Rot().RotateVector({0, 0, 0.5}));
+    ++r.sequence;
+  }
+  ecs::Registry& reg;
+  WorldSpec spec;
+  ecs::Entity arm, imu;
+  Pose3d X_AS;
+};
+
+TEST(Px4Bridge, AnImuOnATiltedChildLinkIsExpressedInTheBodyFrame) {
+  // The arm rolled 0.5 and pitched 0.3 rad from the base link, the IMU yawed 1 rad on it: PX4
+  // must still see the level body's −g along FRD z and its yaw rate, whatever the arm's pose.
+  const WorldSpec spec;
+  auto r = make_world(spec);
+  ArmImu arm(*r, spec, Pose3d(0.2, 0, 0, 0.5, 0.3, 0), Pose3d(0, 0, 0.05, 0, 0, 1.0));
+  arm.move_and_sample(Pose3d(0.2, 0, 0, 0.5, 0.3, 0));
+  attach(*r, Autopilot::kPx4, "<instance>23</instance>");
+  FakePx4 px4(4560 + 23);
+  fly(*r, 8);
+  auto expect_body_frame = [&] {
+    std::lock_guard lock(px4.m);
+    EXPECT_NEAR(px4.sensor.xacc, 0, 1e-5);
+    EXPECT_NEAR(px4.sensor.yacc, 0, 1e-5);
+    EXPECT_NEAR(px4.sensor.zacc, -9.8, 1e-5);
+    EXPECT_NEAR(px4.sensor.xgyro, 0, 1e-6);
+    EXPECT_NEAR(px4.sensor.ygyro, 0, 1e-6);
+    EXPECT_NEAR(px4.sensor.zgyro, -0.5, 1e-6);
+  };
+  expect_body_frame();
+  // The joint turns the arm: the rotation comes from the links' current world poses.
+  arm.move_and_sample(Pose3d(0.2, 0, 0, -1.1, 0.7, 0.4));
+  fly(*r, 8);
+  expect_body_frame();
 }
 
 TEST(Px4Bridge, WithAnAnswerTimeoutAStalledPeerZeroesRotorsAndLockstepResumes) {
@@ -847,30 +834,6 @@ TEST(Px4Bridge, AMapThatMissesAMotorIsRefusedWhenTheBridgeAttaches) {
 
 // ---- ArduPilot ------------------------------------------------------------------------------
 
-struct FakeArduPilot {
-  explicit FakeArduPilot(int port) : fd(::socket(AF_INET, SOCK_DGRAM, 0)) {
-    to = make_address("127.0.0.1", port, "test");
-    timeval tv{2, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~FakeArduPilot() { ::close(fd); }
-  void send(std::uint32_t frame, std::uint16_t pwm0, std::uint16_t rate = 1000) {
-    std::uint8_t p[40]{};
-    mav::put_le(p, kServoMagic16);
-    mav::put_le(p + 2, rate);
-    mav::put_le(p + 4, frame);
-    mav::put_le(p + 8, pwm0);
-    ::sendto(fd, p, sizeof p, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
-  }
-  std::string receive() {
-    char buf[4096];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-  }
-  int fd;
-  sockaddr_in to{};
-};
-
 TEST(ArduPilotBridge, EachServoPacketAdvancesOneFrameAndIsAnsweredOnce) {
   auto r = make_world();
   attach(*r, Autopilot::kArduPilot, "<instance>3</instance><answer_timeout>0.3</answer_timeout>");
@@ -1015,6 +978,28 @@ TEST(ArduPilotBridge, RepeatedAndSkippedFramesAreAnsweredOnceAndReported) {
   EXPECT_NE(err.find("3 servo packets, 2 frames answered, 1 repeated and 1 skipped frame counts"),
             std::string::npos)
       << err;
+}
+
+TEST(ArduPilotBridge, AnImuOnATiltedChildLinkIsExpressedInTheBodyFrame) {
+  // As Px4Bridge.AnImuOnATiltedChildLinkIsExpressedInTheBodyFrame, in the JSON's accel_body.
+  const WorldSpec spec;
+  auto r = make_world(spec);
+  ArmImu arm(*r, spec, Pose3d(0.2, 0, 0, 0.5, 0.3, 0), Pose3d(0, 0, 0.05, 0, 0, 1.0));
+  attach(*r, Autopilot::kArduPilot, "<instance>12</instance>");
+  FakeArduPilot ap(9002 + 120);
+  for (std::uint32_t frame = 1; frame <= 2; ++frame) {
+    arm.move_and_sample(frame == 1 ? Pose3d(0.2, 0, 0, 0.5, 0.3, 0)
+                                   : Pose3d(0.2, 0, 0, -1.1, 0.7, 0.4));
+    ap.send(frame, 1500, 250);
+    for (int i = 0; i < 4; ++i) r->step_once();
+    const std::string text = ap.receive();
+    ASSERT_FALSE(text.empty());
+    const auto j = nlohmann::json::parse(text);
+    EXPECT_NEAR(j["imu"]["accel_body"][0].get<double>(), 0, 1e-12);
+    EXPECT_NEAR(j["imu"]["accel_body"][1].get<double>(), 0, 1e-12);
+    EXPECT_NEAR(j["imu"]["accel_body"][2].get<double>(), -9.8, 1e-12);
+    EXPECT_NEAR(j["imu"]["gyro"][2].get<double>(), -0.5, 1e-12);
+  }
 }
 
 TEST(ArduPilotPacket, RejectsWrongSizesAndMagic) {

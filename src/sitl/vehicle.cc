@@ -33,12 +33,6 @@ const std::string& name_of(const ecs::Registry& reg, ecs::Entity e) {
   return n ? n->value : kNone;
 }
 
-Quaterniond rotation_of(const ecs::Registry& reg, ecs::Entity e) {
-  if (e == ecs::kNullEntity) return Quaterniond::Identity;
-  const auto* p = reg.try_get<components::Pose>(e);
-  return p ? p->value.Rot() : Quaterniond::Identity;
-}
-
 }  // namespace
 
 Vehicle find_vehicle(const ecs::Registry& reg, ecs::Entity model, const std::string& link_name,
@@ -159,9 +153,24 @@ void SensorReader::bind(const ecs::Registry& reg, const Vehicle& v, const std::s
                  wmm_W.Z());
     }
   }
-  q_BS_imu_ = rotation_of(reg, v.imu);
-  q_BS_mag_ = rotation_of(reg, v.magnetometer);
+  imu_ = mount_of(reg, v.imu);
+  mag_ = mount_of(reg, v.magnetometer);
   reset();
+}
+
+SensorReader::Mount SensorReader::mount_of(const ecs::Registry& reg, ecs::Entity sensor) {
+  Mount m;
+  if (sensor == ecs::kNullEntity) return m;
+  m.link = reg.parent(sensor);
+  if (const auto* p = reg.try_get<components::Pose>(sensor)) m.q_LS = p->value.Rot();
+  return m;
+}
+
+Quaterniond SensorReader::q_BS(const ecs::Registry& reg, const Truth& t, const Mount& m) const {
+  if (m.link == v_->link) return m.q_LS;
+  const auto* wp = reg.try_get<components::WorldPose>(m.link);
+  if (!wp) throw Error(reg.describe(m.link), "the sensor's link has no WorldPose");
+  return t.X_WB.Rot().Inverse() * wp->value.Rot() * m.q_LS;
 }
 
 void SensorReader::update_field(const Truth& t) {
@@ -203,8 +212,9 @@ SensorSample SensorReader::read(const ecs::Registry& reg, const Truth& t) {
   const auto* imu =
       v_->imu != ecs::kNullEntity ? reg.try_get<components::ImuReading>(v_->imu) : nullptr;
   if (imu && imu->sequence > 0) {
-    s.accel = q_BS_imu_.RotateVector(imu->linear_acceleration);
-    s.gyro = q_BS_imu_.RotateVector(imu->angular_velocity);
+    const Quaterniond q = q_BS(reg, t, imu_);
+    s.accel = q.RotateVector(imu->linear_acceleration);
+    s.gyro = q.RotateVector(imu->angular_velocity);
     s.imu_new = imu->sequence != seen_imu_;
     seen_imu_ = imu->sequence;
   } else if (v_->imu == ecs::kNullEntity) {
@@ -216,7 +226,7 @@ SensorSample SensorReader::read(const ecs::Registry& reg, const Truth& t) {
                         ? reg.try_get<components::MagnetometerReading>(v_->magnetometer)
                         : nullptr;
   if (mag && mag->sequence > 0) {
-    s.mag = q_BS_mag_.RotateVector(mag->field);
+    s.mag = q_BS(reg, t, mag_).RotateVector(mag->field);
     s.mag_new = mag->sequence != seen_mag_;
     seen_mag_ = mag->sequence;
   } else if (v_->magnetometer == ecs::kNullEntity) {

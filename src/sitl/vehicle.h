@@ -40,7 +40,8 @@ struct Vehicle {
 
 /// Finds the model `model` and its base link: `link_name` if given (a direct child link), else
 /// a link named "base_link", else the model's first link. Then the first IMU, magnetometer,
-/// air_pressure, navsat/gps and air_speed sensor anywhere in the model.
+/// air_pressure, navsat/gps and air_speed sensor anywhere in the model (on any of its links,
+/// nested models included; SensorReader expresses their vectors in the base link's frame).
 /// @param who the bridge, for messages ("PX4 bridge (instance 0)").
 /// @throws Error if the model has no link or the named link does not exist.
 Vehicle find_vehicle(const ecs::Registry& reg, ecs::Entity model, const std::string& link_name,
@@ -133,7 +134,16 @@ class SensorReader {
   Quaterniond q_EW_;  // world frame W → local ENU at the origin (heading)
   double p0_ = 101325, t0_ = 288.15, lapse_ = -0.0065, elevation_ = 0;
   std::optional<ignition::math::SphericalCoordinates> geo_;
-  Quaterniond q_BS_imu_, q_BS_mag_;  // sensor orientation in the base link
+  // Where a sensor sits: its link and its orientation in that link (its <pose>).
+  struct Mount {
+    ecs::Entity link = ecs::kNullEntity;
+    Quaterniond q_LS;
+  };
+  static Mount mount_of(const ecs::Registry& reg, ecs::Entity sensor);
+  // The sensor's orientation in the base link B now, q_BS = q_BW · q_WL · q_LS, from the links'
+  // current world poses: a sensor on another link (moving or not) is expressed in body axes.
+  Quaterniond q_BS(const ecs::Registry& reg, const Truth& t, const Mount& m) const;
+  Mount imu_, mag_;
   std::uint64_t seen_imu_ = 0, seen_mag_ = 0, seen_baro_ = 0, seen_gnss_ = 0, seen_air_ = 0,
                 seen_range_ = 0;
 };
