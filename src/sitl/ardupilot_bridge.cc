@@ -15,12 +15,15 @@
 #include <fmt/core.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "kestrel/components/multicopter.h"
+#include "kestrel/components/sensors.h"
 #include "kestrel/sitl/sitl.h"
 #include "sitl/actuator_map.h"
 #include "sitl/ardupilot_packet.h"
@@ -258,8 +261,31 @@ class ArduPilotBridge final : public System,
     }
   }
 
+  // The JSON carries the IMU and the truth ArduPilot simulates its GPS, compass and barometer
+  // from: a fault on the vehicle's other sensors cannot reach it. Said once per sensor.
+  void note_unsent_faults(const ecs::Registry& reg) {
+    for (const ecs::Entity e : {vehicle_.magnetometer, vehicle_.air_pressure, vehicle_.navsat,
+                                vehicle_.air_speed, vehicle_.altimeter}) {
+      const auto* f = e == ecs::kNullEntity ? nullptr : reg.try_get<components::SensorFault>(e);
+      if (!f || (!f->stopped && !f->no_fix && f->noise_scale == 1.0 && f->bias.X() == 0 &&
+                 f->bias.Y() == 0 && f->bias.Z() == 0)) {
+        continue;
+      }
+      if (std::find(noted_.begin(), noted_.end(), e) != noted_.end()) continue;
+      noted_.push_back(e);
+      fmt::print(stderr,
+                 "kestrel: WARNING: {}: the fault on sensor '{}' does not reach ArduPilot: its "
+                 "JSON interface carries only the IMU, and ArduPilot simulates its GPS, compass "
+                 "and barometer from the true position and attitude Kestrel sends (inject those "
+                 "failures with ArduPilot's SIM_* parameters)\n",
+                 who_, reg.scoped_name(e));
+    }
+  }
+
   void reply(Duration t, const ecs::Registry& reg) {
+    note_unsent_faults(reg);
     const Truth truth = reader_.truth(reg);
+    // A stopped IMU reads its last sample: gyro and accel_body are mandatory in every answer.
     const SensorSample s = reader_.read(reg, truth);
     const Vector3d gyro = flu_to_frd(s.gyro), acc = flu_to_frd(s.accel);
     const Vector3d pos = enu_to_ned(truth.X_EB.Pos());
@@ -323,6 +349,7 @@ class ArduPilotBridge final : public System,
   Duration frame_period_{0}, ideal_end_{0};
   bool restart_ = true;  // the next frame starts a new schedule (first frame, after a stall)
   std::string last_reply_;
+  std::vector<ecs::Entity> noted_;  // sensors whose fault was said not to reach ArduPilot
   std::uint64_t packets_ = 0, frames_ = 0, repeated_ = 0, skipped_ = 0, restarts_ = 0, stalls_ = 0,
                 bad_packets_ = 0;
   ExchangeCost cost_;

@@ -328,8 +328,11 @@ class Px4Bridge final : public System,
     m.vx = saturate<std::int16_t>(v.X());
     m.vy = saturate<std::int16_t>(v.Y());
     m.vz = saturate<std::int16_t>(v.Z());
-    Vector3d wind;
+    Vector3d wind;  // the air's velocity: the wind plus a fault's gust
     if (const auto* wc = reg.try_get<components::Wind>(vehicle_.world)) wind = wc->linear_velocity;
+    if (const auto* g = reg.try_get<components::WindGust>(vehicle_.world)) {
+      wind += g->linear_velocity;
+    }
     const double airspeed = (t.v_WB_W - wind).Length() * 100.0;
     m.ind_airspeed = saturate<std::uint16_t>(airspeed);
     m.true_airspeed = saturate<std::uint16_t>(airspeed);
@@ -343,6 +346,13 @@ class Px4Bridge final : public System,
   void send_gps(std::uint64_t time_usec, const GnssSample& g) {
     mav::HilGps m;
     m.time_usec = time_usec;
+    if (!g.fix) {  // GNSS loss: no fix, every "unknown" value MAVLink defines, no satellites
+      m.fix_type = 0;
+      m.eph = m.epv = m.vel = m.cog = std::numeric_limits<std::uint16_t>::max();
+      m.satellites_visible = 0;
+      send(m);
+      return;
+    }
     m.fix_type = 3;
     m.lat = saturate<std::int32_t>(g.latitude_deg * 1e7);
     m.lon = saturate<std::int32_t>(g.longitude_deg * 1e7);

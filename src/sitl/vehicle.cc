@@ -280,6 +280,7 @@ GnssSample SensorReader::read_gnss(const ecs::Registry& reg, const Truth& t) {
   GnssSample g;
   if (v_->navsat != ecs::kNullEntity) {
     if (const auto* n = reg.try_get<components::NavSatReading>(v_->navsat); n && n->sequence > 0) {
+      g.fix = n->fix;
       g.latitude_deg = n->latitude_deg;
       g.longitude_deg = n->longitude_deg;
       g.altitude = n->altitude;

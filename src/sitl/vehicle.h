@@ -51,7 +51,8 @@ Vehicle find_vehicle(const ecs::Registry& reg, ecs::Entity model, const std::str
 double sensor_rate(const ecs::Registry& reg, ecs::Entity sensor);
 
 /// One set of sensor values, body FLU / world ENU, SI. `*_new` say whether the value is a new
-/// sample since the previous call of SensorReader::read (stand-ins are always new).
+/// sample since the previous call of SensorReader::read (stand-ins are always new); a sensor
+/// that is not new (stopped by a fault, or slower than the bridge) keeps its last sample.
 struct SensorSample {
   Vector3d accel;  ///< specific force at the IMU, body FLU [m/s²] (level at rest: (0, 0, +g))
   Vector3d gyro;   ///< angular velocity w.r.t. the world, body FLU [rad/s]
@@ -66,8 +67,9 @@ struct SensorSample {
   bool airspeed_new = false;
 };
 
-/// A GNSS fix.
+/// A GNSS sample.
 struct GnssSample {
+  bool fix = true;  ///< false: the receiver lost its fix (no position; NavSatReading::fix)
   double latitude_deg = 0;
   double longitude_deg = 0;
   double altitude = 0;    ///< above the ellipsoid [m]
@@ -113,8 +115,8 @@ class SensorReader {
   Truth truth(const ecs::Registry& reg) const;
   /// The sensor values now (stand-ins computed from `truth`).
   SensorSample read(const ecs::Registry& reg, const Truth& truth);
-  /// The GNSS value now: the model's sensor if it has one (fresh when its sequence advanced),
-  /// else the truth (fresh every call).
+  /// The GNSS value now: the model's sensor if it has one (fresh when its sequence advanced;
+  /// without a fix when its reading has none), else the truth (fresh every call).
   GnssSample read_gnss(const ecs::Registry& reg, const Truth& truth);
   /// The model's altimeter as a rangefinder (fresh = false when it has none or no new sample).
   RangeSample read_range(const ecs::Registry& reg, const Truth& truth);
