@@ -117,9 +117,7 @@ struct Vehicle {
     const bool px4 = autopilot == Autopilot::kPx4;
     w.runner->add_system(
         px4 ? make_px4_bridge_system() : make_ardupilot_bridge_system(), w.find("w::quad"),
-        Element::parse("<plugin><instance>" + std::to_string(instance) +
-                       "</instance><lockstep_timeout>10</lockstep_timeout>"
-                       "</plugin>"),
+        Element::parse("<plugin><instance>" + std::to_string(instance) + "</instance></plugin>"),
         px4 ? "kestrel::systems::Px4Bridge" : "kestrel::systems::ArduPilotBridge", "test");
     w.start();
   }
@@ -363,9 +361,10 @@ std::map<std::int64_t, std::vector<double>> fly_ardupilot(const std::string& noi
 
 TEST(ArduPilotBridgeFaults, TheImuFaultsReachTheJsonAndTheOthersAreNamed) {
   std::string err;
-  const auto a = fly_ardupilot("gaussian", faults_on({{"imu", "0 0 5"}, {"baro", "120"}}), 7, &err);
-  const auto b = fly_ardupilot("gaussian", "", 8);
-  const auto cl = fly_ardupilot("none", "", 9);
+  const auto a =
+      fly_ardupilot("gaussian", faults_on({{"imu", "0 0 5"}, {"baro", "120"}}), 13, &err);
+  const auto b = fly_ardupilot("gaussian", "", 14);
+  const auto cl = fly_ardupilot("none", "", 15);
   ASSERT_EQ(a.size(), static_cast<std::size_t>(kSteps / 4));
   int stopped = 0, biased = 0, scaled = 0, same = 0;
   std::vector<double> frozen;
