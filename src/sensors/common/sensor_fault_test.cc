@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kestrel/components/model.h"
 #include "kestrel/components/sensors.h"
 #include "kestrel/sensors/sensors.h"
 #include "sensors/common/test_sdf.h"
@@ -333,7 +334,12 @@ TEST(SensorFault, TheIssuesExampleShiftsZByFiveAndAStoppedImuPublishesNothing) {
   a.w.step(1000);  // at rest on the ground
   const auto& r = a.w.r().get<c::ImuReading>(imu);
   const Vector3d before = r.linear_acceleration;
-  const auto g_S = r.orientation.RotateVectorReverse({0, 0, 9.81});  // +g up, sensor frame
+  // +g up in the sensor frame (the sensor sits at the link origin, unrotated; its orientation
+  // reading is relative to its initial one, as Gazebo's without <orientation_reference_frame>).
+  const auto g_S = a.w.r()
+                       .get<c::WorldPose>(a.w.find("w::crate::body"))
+                       .value.Rot()
+                       .RotateVectorReverse({0, 0, 9.81});
   EXPECT_NEAR((before - g_S).Length(), 0, 1e-2);
   c::SensorFault bias;
   bias.bias = {0, 0, 5};

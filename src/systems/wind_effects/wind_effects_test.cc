@@ -63,7 +63,9 @@ TEST(WindEffects, AFaultsGustBlowsOnTopOfTheWindItWrites) {
   TestWorld w(world(true));
   add_wind(w,
            "<plugin><force_approximation_scaling_factor>2</force_approximation_scaling_factor>"
-           "</plugin>");
+           "<horizontal><magnitude><time_for_rise>0.001</time_for_rise></magnitude>"
+           "<direction><time_for_rise>0.001</time_for_rise></direction></horizontal>"
+           "<vertical><time_for_rise>0.001</time_for_rise></vertical></plugin>");
   w.start();
   const ignition::math::Vector3d wind(4, -2, 0.5), gust(-6, 0, 1);
   w.r().set(w.runner->world(), c::WindGust{gust});
