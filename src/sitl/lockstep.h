@@ -1,5 +1,5 @@
 #pragma once
-// The lockstep contract both bridges keep (DESIGN 15): sim time advances only on the autopilot's
+// The lockstep contract both bridges keep: sim time advances only on the autopilot's
 // answers, and no wall-clock limit acts unless the user set one. What they share is how they
 // wait on the wall clock: a wait that says every kWaitReport that it still waits, that ends
 // at once when the run is stopped (SIGINT/SIGTERM through Runner::stop()), and that ends at a

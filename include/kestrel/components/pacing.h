@@ -1,6 +1,6 @@
 #pragma once
-/// @file How a system asks the Runner to pace the world differently (DESIGN 1: systems talk
-/// through components, and the Runner reads this one after every step — as gz-sim's runner reads
+/// @file How a system asks the Runner to pace the world differently (systems talk through
+/// components, and the Runner reads this one after every step — as gz-sim's runner reads
 /// the world's physics command component for its real-time factor).
 
 namespace kestrel::components {
