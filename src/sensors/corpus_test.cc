@@ -76,7 +76,7 @@ TEST(GazeboWorlds, TestMagnetometerReadsTheWorldFieldRotated) {
   EXPECT_NEAR(m.field.Z(), B.Z(), 1e-7);  // yawed only (until it tips over, it does not)
 }
 
-TEST(GazeboWorlds, TestAirPressureAtReferenceAltitude) {
+TEST(GazeboWorlds, TestAirPressureIgnoresItsReferenceAltitudeAsGazebo) {
   LOAD_OR_SKIP(w, "test_air_pressure.sdf");
   w->step(100);
   const ecs::Entity e =
@@ -84,9 +84,10 @@ TEST(GazeboWorlds, TestAirPressureAtReferenceAltitude) {
   ASSERT_NE(e, ecs::kNullEntity);
   const auto& p = w->r().get<c::AirPressureReading>(e);
   EXPECT_EQ(p.sequence, 3u);
-  // reference_altitude 123 m + z 3.05 m.
-  EXPECT_NEAR(p.pressure, standard_atmosphere(126.05).pressure, 1e-6);
-  EXPECT_NEAR(p.pressure, 99825, 30);
+  // <reference_altitude>123</reference_altitude> is ignored (gz-sensors never reads it): the
+  // pressure of z = 3.05 m alone.
+  EXPECT_NEAR(p.pressure, standard_atmosphere(3.05).pressure, 1e-6);
+  EXPECT_NEAR(p.pressure, 101288, 5);
 }
 
 TEST(GazeboWorlds, TestAltimeterFallsAndLands) {
@@ -161,10 +162,11 @@ TEST(GazeboIntegration, AirPressureSystem) {
   EXPECT_EQ(p.stamp.count() / 1000000000, 0);
   EXPECT_GT(p.stamp.count() % 1000000000, 0);
   EXPECT_DOUBLE_EQ(0.0, p.variance);
-  // Deliberate difference (../air_pressure/README.md): Gazebo reads 101325.0 here, because
-  // gz-sensors never reads <reference_altitude> (123 m) and this world has no Physics system, so
-  // Gazebo's sensor stays at z = 0. Kestrel: US-1976 at 123 m + the sensor's z (3.05 m).
-  EXPECT_DOUBLE_EQ(p.pressure, standard_atmosphere(123 + 3.05).pressure);
+  // Gazebo reads 101325.0 here: gz-sensors never reads <reference_altitude> (123 m; Kestrel
+  // ignores it too) and this world has no Physics system, so Gazebo's sensor stays at z = 0.
+  // Kestrel adds its default systems, Physics among them (src/world/README.md), so its sensor
+  // is at z = 3.05 m: the pressure of that height.
+  EXPECT_DOUBLE_EQ(p.pressure, standard_atmosphere(3.05).pressure);
 }
 
 // altimeter_system.cc ModelFalling: after 100 steps the model falls (z and vz decrease, z > 0,

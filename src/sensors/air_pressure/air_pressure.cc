@@ -1,5 +1,9 @@
-// Barometer: static pressure of the standard atmosphere at reference_altitude + the sensor's
-// world z, with noise in pascal.
+// Barometer: static pressure of the standard atmosphere at the sensor's world z, with noise in
+// pascal. <reference_altitude> is ignored, as gz-sensors ignores it (a warning says so), unless
+// <kestrel:use_reference_altitude>true</kestrel:use_reference_altitude> adds it to z.
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "kestrel/sensors/environment.h"
 #include "kestrel/sensors/sensors.h"
@@ -10,6 +14,9 @@ namespace kestrel::sensors {
 namespace {
 
 namespace c = components;
+
+// Kestrel's opt-in: add <reference_altitude> to the sensor's z (gz-sensors never reads it).
+constexpr const char* kUseReference = "kestrel:use_reference_altitude";
 
 struct BaroInstance {
   ecs::Entity entity = ecs::kNullEntity;
@@ -30,10 +37,20 @@ class AirPressure final : public SensorSystem<BaroInstance, c::AirPressureReadin
     inst.X_LS = ctx.X_PS;
     const Element* el = sensor_type_element(*ctx.sensor->element, "air_pressure");
     if (el) {
-      inst.reference_altitude = el->get_or<double>("reference_altitude", 0.0);
+      const double reference = el->get_or<double>("reference_altitude", 0.0);
+      if (el->get_or<bool>(kUseReference, false)) {
+        inst.reference_altitude = reference;
+      } else if (const Element* ref = el->child("reference_altitude"); ref && reference != 0) {
+        spdlog::warn(
+            "{}: [{}] <reference_altitude>{}</reference_altitude> is ignored, as Gazebo ignores "
+            "it: the pressure is that of the sensor's world z; <{}>true</{}> in <air_pressure> "
+            "adds it",
+            ref->where(), ctx.scoped_name, ref->text(), kUseReference, kUseReference);
+      }
       inst.noise = Noise(parse_axis_noise(el->child("pressure")),
                          derive_seed(ctx.world_seed, ctx.scoped_name, "pressure"));
-      reject_unread(*el, "expected <reference_altitude>, <pressure>");
+      reject_unread(*el, fmt::format("expected <reference_altitude>, <pressure>, <{}>",
+                                     kUseReference));
     }
     r.set<c::SensorTopic>(ctx.entity,
                           {resolve_topic(r, ctx.entity, *ctx.sensor, "air_pressure")});

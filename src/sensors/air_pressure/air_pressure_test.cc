@@ -1,4 +1,8 @@
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
 
 #include "kestrel/components/sensors.h"
 #include "kestrel/sensors/sensors.h"
@@ -17,8 +21,8 @@ double geometric(double H) { return 6356766.0 * H / (6356766.0 - H); }
 double pressure_at(double z, double reference_altitude, const std::string& noise = "") {
   TestWorld w(one_link_world("0 0 " + std::to_string(z) + " 0 0 0",
                              R"(<sensor name="baro" type="air_pressure"><update_rate>0</update_rate>
-      <air_pressure><reference_altitude>)" +
-                                 std::to_string(reference_altitude) + "</reference_altitude>" +
+      <air_pressure><kestrel:use_reference_altitude>true</kestrel:use_reference_altitude>
+      <reference_altitude>)" + std::to_string(reference_altitude) + "</reference_altitude>" +
                                  noise + "</air_pressure></sensor>"));
   w.add(make_air_pressure_system());
   w.start();
@@ -36,6 +40,29 @@ TEST(AirPressure, MatchesIsaAt0And1000And5000MetresWithinOnePascal) {
   EXPECT_NEAR(pressure_at(geometric(5000), 0), 54019.9, 1.0);
   // The same altitude split between reference_altitude and the world z.
   EXPECT_NEAR(pressure_at(geometric(5000) - 1000, 1000), 54019.9, 1.0);
+}
+
+TEST(AirPressure, ReferenceAltitudeIsIgnoredAsGazeboUnlessOptedIn) {
+  // gz-sensors never reads <reference_altitude>: the pressure is that of the world z alone, and
+  // a warning names the element's FILE:LINE and the opt-in.
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("t", sink));
+  TestWorld w(one_link_world("0 0 1000 0 0 0",
+                             R"(<sensor name="baro" type="air_pressure"><update_rate>0</update_rate>
+      <air_pressure><reference_altitude>4000</reference_altitude></air_pressure></sensor>)"));
+  w.add(make_air_pressure_system());
+  w.start();
+  w.step(3);
+  spdlog::set_default_logger(previous);
+  const double p = w.r().get<c::AirPressureReading>(w.find("w::m::l::baro")).pressure;
+  EXPECT_NEAR(p, pressure_at(geometric(0) + 1000, 0), 1e-9);
+  EXPECT_NEAR(pressure_at(1000, 4000), pressure_at(5000, 0), 1e-9);  // opted in: added
+  EXPECT_NE(log.str().find("<reference_altitude>4000</reference_altitude> is ignored"),
+            std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("kestrel:use_reference_altitude"), std::string::npos) << log.str();
 }
 
 TEST(AirPressure, NoiseInPascal) {

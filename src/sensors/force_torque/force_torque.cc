@@ -1,6 +1,7 @@
 // Force-torque: the wrench transmitted through the sensor's joint (physics'
 // JointTransmittedWrench), as the child's action on the parent or the reverse
-// (measure_direction), expressed in the child, parent or sensor frame, about the joint origin.
+// (measure_direction), expressed in the child, parent or sensor frame, about the sensor origin
+// (as gz-sim computes it).
 
 #include "kestrel/components/physics.h"
 #include "kestrel/sensors/sensors.h"
@@ -26,6 +27,7 @@ struct FtInstance {
   ecs::Entity joint = ecs::kNullEntity, parent = ecs::kNullEntity, child = ecs::kNullEntity;
   Quaterniond q_CJ;  // joint frame in the child link (rigid)
   Quaterniond q_JS;  // sensor frame in the joint frame
+  Vector3d p_JS;     // sensor origin in the joint frame
   c::WrenchFrame frame = c::WrenchFrame::kChild;
   bool parent_to_child = false;
   Noise force[3], torque[3];
@@ -46,6 +48,7 @@ class ForceTorque final : public SensorSystem<FtInstance, c::ForceTorqueReading>
     inst.parent = jd->parent;
     inst.child = jd->child;
     inst.q_JS = ctx.X_PS.Rot();
+    inst.p_JS = ctx.X_PS.Pos();
     // X_CJ from the load-time world poses (rigid in the child link).
     const Pose3d X_WJ = r.get<c::WorldPose>(inst.joint).value;
     const Pose3d X_WC = r.get<c::WorldPose>(inst.child).value;
@@ -101,28 +104,31 @@ class ForceTorque final : public SensorSystem<FtInstance, c::ForceTorqueReading>
       throw Error(r.describe(inst.joint),
                   "force_torque sensor: the joint has no JointTransmittedWrench (is it simulated?)");
     }
-    // Physics gives the parent's wrench on the child in the joint frame.
+    // Physics gives the parent's wrench on the child in the joint frame, about the joint origin.
+    // As gz-sim's ForceTorque: into the sensor frame, the torque moved to the sensor's origin
+    // with its position in the joint frame (τ_S = R_JSᵀτ_J − p_JS × F_S), then rotated into the
+    // reporting frame and negated for child_to_parent, as gz-sensors does.
     const double sign = inst.parent_to_child ? 1.0 : -1.0;
-    Vector3d f = w->force * sign, tau = w->torque * sign;
-    Quaterniond q;  // joint frame → reporting frame
+    Vector3d f = inst.q_JS.RotateVectorReverse(w->force);
+    Vector3d tau = inst.q_JS.RotateVectorReverse(w->torque) - inst.p_JS.Cross(f);
+    Quaterniond q;  // sensor frame → reporting frame
     switch (inst.frame) {
       case c::WrenchFrame::kChild:
-        q = inst.q_CJ;
+        q = inst.q_CJ * inst.q_JS;
         break;
       case c::WrenchFrame::kSensor:
-        q = inst.q_JS.Inverse();
         break;
       case c::WrenchFrame::kParent: {
         const Quaterniond q_WC = r.get<c::WorldPose>(inst.child).value.Rot();
         const Quaterniond q_WP = inst.parent == ecs::kNullEntity
                                      ? Quaterniond::Identity
                                      : r.get<c::WorldPose>(inst.parent).value.Rot();
-        q = q_WP.Inverse() * q_WC * inst.q_CJ;
+        q = q_WP.Inverse() * q_WC * inst.q_CJ * inst.q_JS;
         break;
       }
     }
-    f = q.RotateVector(f);
-    tau = q.RotateVector(tau);
+    f = q.RotateVector(f) * sign;
+    tau = q.RotateVector(tau) * sign;
     for (int i = 0; i < 3; ++i) {
       out.force[i] = inst.force[i].apply(f[i], step);
       out.torque[i] = inst.torque[i].apply(tau[i], step);

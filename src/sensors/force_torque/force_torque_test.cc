@@ -54,6 +54,25 @@ TEST(ForceTorque, ParentToChildInTheSensorFrame) {
   expect_near(r.force, {0, 2 * 9.81, 0}, 1e-3);
 }
 
+TEST(ForceTorque, TheTorqueIsAboutTheSensorOriginAsGazeboComputesIt) {
+  // gz-sim's ForceTorque: τ_S = R_JSᵀτ_J − p_JS × F_S. The sensor 0.3 m along the joint's x: the
+  // hinge's vertical force (2 kg · g, through the joint origin, no torque there) has the arm
+  // −0.3 m x about the sensor: τ = (−0.3, 0, 0) × (0, 0, 19.62) = (0, 5.886, 0).
+  const auto s = measure(R"(<pose>0.3 0 0 0 0 0</pose><force_torque><frame>sensor</frame>
+      <measure_direction>parent_to_child</measure_direction></force_torque>)");
+  expect_near(s.force, {0, 0, 2 * 9.81}, 1e-3);
+  expect_near(s.torque, {0, 0.3 * 2 * 9.81, 0}, 1e-3);
+  // The same in the child frame, child_to_parent (the default): both negated.
+  const auto c = measure("<pose>0.3 0 0 0 0 0</pose>");
+  expect_near(c.force, {0, 0, -2 * 9.81}, 1e-3);
+  expect_near(c.torque, {0, -0.3 * 2 * 9.81, 0}, 1e-3);
+  // Rotated and offset: Gazebo crosses the joint-frame offset with the sensor-frame force. Yawed
+  // 90°: F_S = (0, 0, 19.62) still (z is kept), p_JS = (0.3, 0, 0) → τ_S = (0, 5.886, 0).
+  const auto y = measure(R"(<pose>0.3 0 0 0 0 1.5707963267948966</pose><force_torque>
+      <frame>sensor</frame><measure_direction>parent_to_child</measure_direction></force_torque>)");
+  expect_near(y.torque, {0, 0.3 * 2 * 9.81, 0}, 1e-3);
+}
+
 TEST(ForceTorque, UnknownParameterIsAnError) {
   TestWorld w(pendulum("<force_torque><frames>child</frames></force_torque>"));
   w.add(make_force_torque_system());
