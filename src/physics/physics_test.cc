@@ -106,11 +106,14 @@ TEST(Physics, BoxRestsOnGroundWithContactForceMg) {
 }
 
 // A box on a slope (gravity tilted by θ about y) slides only when tan θ > μ.
-double slide_distance(double theta, double mu, double seconds) {
+// `ground_mu` (if > 0) gives the ground its own μ.
+double slide_distance(double theta, double mu, double seconds, double ground_mu = 0) {
   TestWorld w(Duration{1'000'000}, {kG * std::sin(theta), 0, -kG * std::cos(theta)});
   c::Surface s;
   s.mu = s.mu2 = mu;
-  w.ground(s);
+  c::Surface g = s;
+  if (ground_mu > 0) g.mu = g.mu2 = ground_mu;
+  w.ground(g);
   const auto box = w.box("box", {0, 0, 0.1}, {0.2, 0.2, 0.2}, 1.0, s);
   w.start();
   w.step(static_cast<int>(seconds * 1000));
@@ -125,6 +128,35 @@ TEST(Physics, InclineSlidesOnlyWhenTanThetaExceedsMu) {
   // Sliding from rest: x = ½ g (sin θ − μ cos θ) t².
   const double a = kG * (std::sin(theta) - mu * std::cos(theta));
   EXPECT_NEAR(d, 0.5 * a * 1.0, 0.05 * 0.5 * a);
+}
+
+// A contact's μ is the smaller of its two surfaces' (ODE's and DART's rule; MuJoCo's own is
+// the larger): a μ 0.5 box on a μ 50 ground (gz-sim's ackermann_steering.sdf gives its ground
+// <mu>50</mu>) slides on a slope of tan θ = 0.6 as on a μ 0.5 ground, and holds at 0.4.
+TEST(Physics, ContactFrictionIsTheSmallerOfTheTwo) {
+  const double theta = std::atan(0.6);
+  EXPECT_EQ(slide_distance(theta, 0.5, 1.0, 50), slide_distance(theta, 0.5, 1.0));
+  EXPECT_GT(slide_distance(theta, 0.5, 1.0, 50), 0.1);
+  EXPECT_LT(std::abs(slide_distance(std::atan(0.4), 0.5, 1.0, 50)), 1e-3);
+}
+
+// Two surfaces of large μ: MuJoCo's pyramidal cone let a box with μ 20 on a μ 20 ground sink
+// and fall through (μ 10: 2.5 cm deep); Kestrel then uses the elliptic cone: the box rests
+// 0.1 m up (to MuJoCo's contact softness) and holds on a slope of tan θ = 0.9 (it would tip
+// beyond 1).
+TEST(Physics, LargeFrictionStillHoldsTheBodyUp) {
+  for (const double mu : {10.0, 50.0}) {
+    SCOPED_TRACE(mu);
+    TestWorld w;
+    c::Surface s;
+    s.mu = s.mu2 = mu;
+    w.ground(s);
+    const auto box = w.box("box", {0, 0, 0.1}, {0.2, 0.2, 0.2}, 1.0, s);
+    w.start();
+    w.step(1000);
+    EXPECT_NEAR(w.r().get<c::WorldPose>(link_of(w.r(), box)).value.Pos().Z(), 0.1, 1e-3);
+    EXPECT_LT(std::abs(slide_distance(std::atan(0.9), mu, 1.0)), 1e-3);
+  }
 }
 
 TEST(Physics, UpwardForceMgHoldsABodyStill) {

@@ -245,6 +245,16 @@ class Builder {
 
     emit_excludes(root);
 
+    // MuJoCo's pyramidal friction cone softens the normal direction as μ grows: a body on a
+    // plane with μ = 10 sinks 2.5 cm, with μ = 20 it falls through. A contact's μ is the
+    // smaller of its two geoms' (below), so when two geoms above kEllipticMu may touch, the
+    // elliptic cone is used (the exact cone, no sinking).
+    if (std::count_if(geom_mu_.begin(), geom_mu_.end(),
+                      [](const auto& g) { return g.second > kEllipticMu; }) >= 2) {
+      option->SetAttribute("cone", "elliptic");
+    }
+    combine_friction_as_gazebo();
+
     // Contact buffers: ~4 contacts per moving geom (a box on a plane makes 4), rows per
     // contact from the friction pyramid; memory grows with njmax² (see README).
     const int nconmax = 4 * moving_geoms_ + 16;
@@ -378,7 +388,12 @@ class Builder {
                 fmt::format("joint limits need lower <= upper, found {} > {}", ax.lower, ax.upper));
         }
         el->SetAttribute("limited", "true");
-        el->SetAttribute("range", fmt::format("{} {}", ax.lower, ax.upper).c_str());
+        // lower == upper holds the joint at that position (Gazebo's worlds use [0, 0] for
+        // joints they lock, e.g. tracked_vehicle_simple.sdf's flippers); MuJoCo wants
+        // range[0] < range[1], so the range is the adjacent doubles around it.
+        const double lo = ax.lower < ax.upper ? ax.lower : std::nextafter(ax.lower, -1e300);
+        const double hi = ax.lower < ax.upper ? ax.upper : std::nextafter(ax.upper, 1e300);
+        el->SetAttribute("range", fmt::format("{} {}", lo, hi).c_str());
         constraint_rows_ += 2;
       }
       if (ax.damping != 0) el->SetAttribute("damping", num(ax.damping).c_str());
@@ -578,6 +593,21 @@ class Builder {
     return true;
   }
 
+  // Gazebo's engines (ODE, DART) give a contact the smaller μ of its two surfaces; MuJoCo the
+  // larger, unless the geoms' priorities differ, when the higher-priority geom's parameters
+  // are used. Ranking the geoms by μ (the smallest μ highest) makes MuJoCo take the smaller.
+  void combine_friction_as_gazebo() {
+    std::vector<double> mus;
+    for (const auto& [el, mu] : geom_mu_) mus.push_back(mu);
+    std::sort(mus.begin(), mus.end(), std::greater<>());
+    mus.erase(std::unique(mus.begin(), mus.end()), mus.end());
+    if (mus.size() < 2) return;
+    for (const auto& [el, mu] : geom_mu_) {
+      const auto rank = std::find(mus.begin(), mus.end(), mu) - mus.begin();
+      if (rank > 0) el->SetAttribute("priority", static_cast<int>(rank));
+    }
+  }
+
   void surface(tinyxml2::XMLElement* el, ecs::Entity g, const LinkInfo& li) {
     const c::Surface s = r_.has<c::Surface>(g) ? r_.get<c::Surface>(g) : c::Surface{};
     if (!(s.mu >= 0) || !(s.mu2 >= 0) || !(s.mu_torsional >= 0) || !(s.patch_radius >= 0)) {
@@ -594,6 +624,7 @@ class Builder {
     }
     // MuJoCo torsional friction is a length: torque = coef · normal force.
     const double torsional = s.mu_torsional * s.patch_radius;
+    geom_mu_.emplace_back(el, s.mu);
     el->SetAttribute("friction", fmt::format("{} {} 0.0001", s.mu, torsional).c_str());
     if (torsional > 0) {
       el->SetAttribute("condim", 4);
@@ -676,6 +707,8 @@ class Builder {
   int moving_geoms_ = 0;
   int constraint_rows_ = 0;
   bool torsional_ = false;
+  std::vector<std::pair<tinyxml2::XMLElement*, double>> geom_mu_;  // every geom and its μ
+  static constexpr double kEllipticMu = 2;
 };
 
 }  // namespace
