@@ -7,11 +7,15 @@
 #include "kestrel/sensors/sensors.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
+#include "systems/ackermann_steering/ackermann_steering.h"
 #include "systems/diff_drive/diff_drive.h"
+#include "systems/mecanum_drive/mecanum_drive.h"
 #include "systems/multicopter_control/multicopter_control.h"
 #include "systems/multicopter_motor_model/multicopter_motor_model.h"
 #include "systems/odometry_publisher/odometry_publisher.h"
 #include "systems/pose_publisher/pose_publisher.h"
+#include "systems/trajectory_follower/trajectory_follower.h"
+#include "systems/velocity_control/velocity_control.h"
 #include "systems/wind_effects/wind_effects.h"
 
 namespace kestrel::world {
@@ -41,6 +45,10 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"DiffDrive", &systems::make_diff_drive, false, ""},
       {"OdometryPublisher", &systems::make_odometry_publisher, false, ""},
       {"PosePublisher", &systems::make_pose_publisher, false, ""},
+      {"AckermannSteering", &systems::make_ackermann_steering, false, ""},
+      {"MecanumDrive", &systems::make_mecanum_drive, false, ""},
+      {"VelocityControl", &systems::make_velocity_control, false, ""},
+      {"TrajectoryFollower", &systems::make_trajectory_follower, false, ""},
   };
   return kSystems;
 }
