@@ -55,15 +55,7 @@ class AckermannSteering final : public System,
     schedule_.period = publish_period(config, "odom_publish_frequency", 50);
     cmd_ = add_twist_input(r, model_,
                            config.get_or<std::string>("topic", model_topic(r, model_, "cmd_vel")));
-    c::OdometryOutput out;
-    out.topic = config.get_or<std::string>("odom_topic", model_topic(r, model_, "odometry"));
-    out.tf_topic = config.get_or<std::string>("tf_topic", model_topic(r, model_, "tf"));
-    const std::string name = r.get<c::Name>(model_).value;
-    out.frame_id = config.get_or<std::string>("frame_id", name + "/odom");
-    const std::string link = canonical_link_name(r, model_);
-    out.child_frame_id =
-        config.get_or<std::string>("child_frame_id", link.empty() ? "" : name + "/" + link);
-    odom_ = add_odometry_output(r, model_, std::move(out));
+    odom_ = add_drive_odometry(r, model_, config);
     reject_unknown_parameters(config, "AckermannSteering", kParams);
     reset_state();
   }
@@ -92,13 +84,7 @@ class AckermannSteering final : public System,
  private:
   void update_velocity(const UpdateInfo& info, const ecs::Registry& r) {
     double lin = s_.target_lin, ang = s_.target_ang;
-    const auto dt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(info.dt);
-    limit_lin_.Limit(lin, s_.last0_lin, s_.last1_lin, dt);
-    limit_ang_.Limit(ang, s_.last0_ang, s_.last1_ang, dt);
-    s_.last1_lin = s_.last0_lin;
-    s_.last1_ang = s_.last0_ang;
-    s_.last0_lin = lin;
-    s_.last0_ang = ang;
+    limit_twist(limit_lin_, limit_ang_, s_.history, lin, ang, info.dt);
     double turning = lin / ang;
     const double minimum = wheel_base_ / std::sin(steering_limit_);
     if (std::fabs(lin) > 0.0) {
@@ -151,7 +137,7 @@ class AckermannSteering final : public System,
   struct State {
     double left_speed = 0, right_speed = 0, left_steer_speed = 0, right_steer_speed = 0;
     double target_lin = 0, target_ang = 0;
-    double last0_lin = 0, last1_lin = 0, last0_ang = 0, last1_ang = 0;
+    TwistHistory history;  // the limiters' last two commands
     double odom_x = 0, odom_y = 0, odom_yaw = 0, odom_old_left = 0, odom_old_right = 0;
     Duration last_odom_time{0};
     std::uint64_t cmd_seen = 0;

@@ -103,6 +103,30 @@ void read_speed_limits(const Element& config, std::string_view infix,
   }
 }
 
+void limit_twist(const ignition::math::SpeedLimiter& linear,
+                 const ignition::math::SpeedLimiter& angular, TwistHistory& h, double& lin,
+                 double& ang, Duration dt) {
+  const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(dt);
+  linear.Limit(lin, h.lin0, h.lin1, step);
+  angular.Limit(ang, h.ang0, h.ang1, step);
+  h.lin1 = h.lin0;
+  h.ang1 = h.ang0;
+  h.lin0 = lin;
+  h.ang0 = ang;
+}
+
+std::size_t add_drive_odometry(ecs::Registry& r, ecs::Entity model, const Element& config) {
+  c::OdometryOutput out;
+  out.topic = config.get_or<std::string>("odom_topic", model_topic(r, model, "odometry"));
+  out.tf_topic = config.get_or<std::string>("tf_topic", model_topic(r, model, "tf"));
+  const std::string name = r.get<c::Name>(model).value;
+  out.frame_id = config.get_or<std::string>("frame_id", name + "/odom");
+  const std::string link = canonical_link_name(r, model);
+  out.child_frame_id =
+      config.get_or<std::string>("child_frame_id", link.empty() ? "" : name + "/" + link);
+  return add_odometry_output(r, model, std::move(out));
+}
+
 Duration publish_period(const Element& config, std::string_view parameter, double fallback) {
   const Element* e = config.child(parameter);
   const double f = e ? e->value<double>() : fallback;

@@ -41,6 +41,23 @@ std::vector<ecs::Entity> wheel_joints(const ecs::Registry& r, ecs::Entity model,
 void read_speed_limits(const Element& config, std::string_view infix,
                        ignition::math::SpeedLimiter& limiter);
 
+/// The limiters' memory of a drive's last two limited commands (linear and angular).
+struct TwistHistory {
+  double lin0 = 0, lin1 = 0, ang0 = 0, ang1 = 0;
+};
+
+/// Gazebo's drive limiting (DiffDrive, AckermannSteering): `lin` and `ang` through their
+/// SpeedLimiters with the last two commands, then the history moves on by one.
+void limit_twist(const ignition::math::SpeedLimiter& linear,
+                 const ignition::math::SpeedLimiter& angular, TwistHistory& h, double& lin,
+                 double& ang, Duration dt);
+
+/// Gazebo's odometry output of a drive plugin: `<odom_topic>` (default
+/// /model/<model>/odometry), `<tf_topic>` (/model/<model>/tf), `<frame_id>` (<model>/odom),
+/// `<child_frame_id>` (<model>/<canonical link>; none without a link). Returns its
+/// TopicOutputs index.
+std::size_t add_drive_odometry(ecs::Registry& r, ecs::Entity model, const Element& config);
+
 /// Gazebo's period for a publication frequency [Hz]: duration<double>(1 / f) cast to the
 /// clock's nanoseconds; 0 (every step) when `frequency` is 0. @throws Error at the parameter's
 /// line if it is negative or not finite.

@@ -56,15 +56,7 @@ class DiffDrive final : public System,
     cmd_ = add_twist_input(r, model_,
                            config.get_or<std::string>("topic", model_topic(r, model_, "cmd_vel")));
     enable_ = add_bool_input(r, model_, model_topic(r, model_, "enable"));
-    c::OdometryOutput out;
-    out.topic = config.get_or<std::string>("odom_topic", model_topic(r, model_, "odometry"));
-    out.tf_topic = config.get_or<std::string>("tf_topic", model_topic(r, model_, "tf"));
-    const std::string name = r.get<c::Name>(model_).value;
-    out.frame_id = config.get_or<std::string>("frame_id", name + "/odom");
-    const std::string link = canonical_link_name(r, model_);
-    out.child_frame_id =
-        config.get_or<std::string>("child_frame_id", link.empty() ? "" : name + "/" + link);
-    odom_ = add_odometry_output(r, model_, std::move(out));
+    odom_ = add_drive_odometry(r, model_, config);
     reject_unknown_parameters(config, "DiffDrive", kParams);
     reset_state();
   }
@@ -81,13 +73,7 @@ class DiffDrive final : public System,
     read_commands(r);
     // UpdateVelocity
     double lin = s_.target_lin, ang = s_.target_ang;
-    const auto dt = std::chrono::duration_cast<std::chrono::steady_clock::duration>(info.dt);
-    limit_lin_.Limit(lin, s_.last0_lin, s_.last1_lin, dt);
-    limit_ang_.Limit(ang, s_.last0_ang, s_.last1_ang, dt);
-    s_.last1_lin = s_.last0_lin;
-    s_.last1_ang = s_.last0_ang;
-    s_.last0_lin = lin;
-    s_.last0_ang = ang;
+    limit_twist(limit_lin_, limit_ang_, s_.history, lin, ang, info.dt);
     s_.right_speed = (lin + ang * separation_ / 2.0) / radius_;
     s_.left_speed = (lin - ang * separation_ / 2.0) / radius_;
     // UpdateOdometry
@@ -141,7 +127,7 @@ class DiffDrive final : public System,
   struct State {
     double left_speed = 0, right_speed = 0;  // [rad/s], commanded in the next PreUpdate
     double target_lin = 0, target_ang = 0;   // the last accepted twist [m/s, rad/s]
-    double last0_lin = 0, last1_lin = 0, last0_ang = 0, last1_ang = 0;  // limiter history
+    TwistHistory history;                    // the limiters' last two commands
     bool enabled = true;
     std::uint64_t cmd_seen = 0, enable_seen = 0;
   };
