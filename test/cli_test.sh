@@ -71,6 +71,30 @@ mkdir -p "$tmp/adir"
 expect 2 "make-swarm to a directory" "$kestrel" make-swarm 2 -o "$tmp/adir"
 [ ! -e "$tmp/adir.vehicle.sdf" ] || { echo "FAIL: make-swarm left a vehicle file"; fails=$((fails+1)); }
 
+# A model file is checked in an empty world (as `gz sdf -k` checks it); findings name the model
+# file's lines. `run` still wants a world.
+mkdir -p "$tmp/models/crate"
+cat >"$tmp/models/crate/model.sdf" <<'EOF'
+<?xml version="1.0"?>
+<sdf version="1.9">
+  <model name="crate">
+    <link name="body">
+      <inertial><mass>-2</mass></inertial>
+    </link>
+  </model>
+</sdf>
+EOF
+expect 1 "check a model file with an error" "$kestrel" check "$tmp/models/crate/model.sdf"
+contains "names the model file's line" "$tmp/out" "$tmp/models/crate/model.sdf:5:"
+contains "says it is a model" "$tmp/out" "model 'crate' (checked in an empty world)"
+sed -i 's|<mass>-2</mass>|<mass>2</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia>|' \
+  "$tmp/models/crate/model.sdf"
+expect 0 "check a good model file" "$kestrel" check "$tmp/models/crate/model.sdf"
+expect 0 "check a model file by its folder's name" sh -c 'cd "$1" && "$2" check model.sdf' sh \
+  "$tmp/models/crate" "$(realpath "$kestrel")"
+expect 2 "run wants a world" "$kestrel" run "$tmp/models/crate/model.sdf" --no-transport
+contains "run says check takes a model" "$tmp/err" "kestrel check"
+
 # An autopilot flag the world cannot take is a usage error, before anything listens.
 expect 2 "px4 on a static model" "$kestrel" run "$src/worlds/x3_mission.sdf" --no-transport \
   --px4 ground_plane

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "kestrel/core/text.h"
+
 namespace kestrel {
 
 struct ElementBuilder {
@@ -17,11 +19,8 @@ struct ElementBuilder {
     e->name_ = x->Name();
     e->file_ = file;
     e->line_ = x->GetLineNum() + line_offset;
-    if (const char* t = x->GetText()) e->text_ = t;
-    // Trim surrounding whitespace of text values.
-    const auto b = e->text_.find_first_not_of(" \t\r\n");
-    const auto en = e->text_.find_last_not_of(" \t\r\n");
-    e->text_ = b == std::string::npos ? "" : e->text_.substr(b, en - b + 1);
+    // Text values without their surrounding whitespace.
+    if (const char* t = x->GetText()) e->text_ = trim(t);
     for (auto* a = x->FirstAttribute(); a; a = a->Next()) {
       e->attributes_.emplace_back(a->Name(), a->Value());
     }

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "kestrel/core/paths.h"
+#include "kestrel/core/text.h"
 #include "kestrel/sdf/world_loader.h"
 
 namespace kestrel::sdf {
@@ -68,8 +69,10 @@ fs::path accept(const fs::path& p, bool files_only) {
 }
 }  // namespace
 
-Resolved resolve_uri(const std::string& uri, const fs::path& base_dir,
+Resolved resolve_uri(const std::string& written, const fs::path& base_dir,
                      const std::vector<fs::path>& search, bool files_only) {
+  // As sdformat trims <uri> text (its whitespace test: a <uri> on lines of its own).
+  const std::string uri(trim(written));
   Resolved r;
   auto try_path = [&](const fs::path& p) {
     r.searched.push_back(p);

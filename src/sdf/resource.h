@@ -12,7 +12,7 @@ struct Resolved {
   std::vector<std::filesystem::path> searched;  ///< every candidate tried, in order
 };
 
-/// Resolves `uri` (model://NAME[/sub], file://ABS, an absolute path or a path relative to
+/// Resolves `uri` (surrounding whitespace ignored; model://NAME[/sub], file://ABS, an absolute path or a path relative to
 /// `base_dir`, then to each entry of `search`) to an SDF file. A directory resolves through its
 /// model.config (<sdf> with the highest version) or model.sdf, unless `files_only` (meshes,
 /// heightmaps: only a regular file is accepted).

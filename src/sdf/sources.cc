@@ -7,6 +7,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "kestrel/core/text.h"
 #include "kestrel/sdf/world_loader.h"
 #include "resource.h"
 
@@ -37,9 +38,7 @@ std::string read_file_checked(const fs::path& path, std::size_t max_bytes) {
 namespace {
 
 bool is_placeholder(std::string_view v) {
-  const auto b = v.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return false;
-  v = v.substr(b, v.find_last_not_of(" \t\r\n") - b + 1);
+  v = trim(v);
   return v.size() > 4 && v.starts_with("__") && v.ends_with("__");
 }
 
@@ -119,6 +118,34 @@ void Sources::add_world_string(std::string text, const std::string& name, Findin
   scan(name, name, world_text_, fs::path(), findings, stack);
 }
 
+void Sources::add_model_as_world(const fs::path& model_file, Findings& findings) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(fs::absolute(model_file, ec), ec);
+  if (ec) throw UnreadableWorld(model_file.string(), "cannot resolve the path: " + ec.message());
+  display_names_[canonical.string()] = model_file.string();
+  std::string uri;
+  for (char c : canonical.string()) {
+    switch (c) {
+      case '&':
+        uri += "&amp;";
+        break;
+      case '<':
+        uri += "&lt;";
+        break;
+      case '>':
+        uri += "&gt;";
+        break;
+      default:
+        uri += c;
+    }
+  }
+  world_text_ = "<?xml version='1.0'?><sdf version='1.9'><world name='empty'><include><uri>" + uri +
+                "</uri></include></world></sdf>\n";
+  std::vector<std::string> stack;
+  scan("<empty world for " + model_file.string() + ">", model_file.string(), world_text_,
+       fs::path(), findings, stack);
+}
+
 void Sources::scan(const std::string& key, const std::string& display, const std::string& text,
                    const fs::path& base_dir, Findings& findings, std::vector<std::string>& stack) {
   for (std::size_t i = 0; i < stack.size(); ++i) {
@@ -191,7 +218,7 @@ void Sources::scan(const std::string& key, const std::string& display, const std
     // Includes: resolve, then scan the included file (once).
     if (std::string_view(x->Name()) == "include") {
       const auto* u = x->FirstChildElement("uri");
-      const std::string uri = u && u->GetText() ? u->GetText() : "";
+      const std::string uri(trim(u && u->GetText() ? u->GetText() : ""));
       if (uri.empty()) {
         findings.error(display, line, "", "<include> without a <uri>");
       } else {
@@ -206,8 +233,9 @@ void Sources::scan(const std::string& key, const std::string& display, const std
                              " (set KESTREL_RESOURCE_PATH or GZ_SIM_RESOURCE_PATH)");
         } else {
           const std::string sub = r.file.string();
-          scan(sub, sub, read_file_checked(r.file, max_bytes_), r.file.parent_path(), findings,
-               stack);
+          const auto named = display_names_.find(sub);
+          scan(sub, named == display_names_.end() ? sub : named->second,
+               read_file_checked(r.file, max_bytes_), r.file.parent_path(), findings, stack);
         }
       }
       for (auto* c = x->FirstChildElement(); c; c = c->NextSiblingElement()) {

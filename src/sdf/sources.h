@@ -30,6 +30,10 @@ class Sources {
   void add_world_file(const std::filesystem::path& path, Findings& findings);
   /// As add_world_file for in-memory text (includes resolve against the search path only).
   void add_world_string(std::string text, const std::string& name, Findings& findings);
+  /// A model file checked as a world: an empty world named "empty" that includes it, shown in
+  /// findings as the model file (whose own findings keep its lines). The world's text includes
+  /// the model by its absolute path. @throws UnreadableWorld as add_world_file.
+  void add_model_as_world(const std::filesystem::path& model_file, Findings& findings);
 
   /// The kestrel::Element at `file`:`line` named `name`, or nullptr. `file` as libsdformat
   /// reports it (any spelling of the path).
@@ -65,6 +69,7 @@ class Sources {
   std::vector<std::filesystem::path> search_;
   std::size_t max_bytes_;
   std::map<std::string, File> files_;  // by canonical path (or the string name)
+  std::map<std::string, std::string> display_names_;  // canonical path -> name shown
   std::vector<std::string> order_;
   std::string world_text_;
   std::set<std::string> unresolved_;

@@ -475,7 +475,9 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
   throw_if_unusable(errors, d.file, console, sources);
   if (root.WorldCount() == 0) {
     std::string why =
-        root.Model() ? "it describes a model, not a world" : "no <world> element found";
+        root.Model() ? "it describes a model, not a world (`kestrel check` checks a model file in "
+                       "an empty world)"
+                     : "no <world> element found";
     if (!errors.empty()) why += " (" + errors.front().Message() + ")";
     throw UnreadableWorld(d.file, "expected an SDF <world>: " + why);
   }
@@ -501,7 +503,22 @@ WorldDescription load_world_file(const fs::path& path, ecs::Registry& registry, 
                           options.max_file_bytes);
   Findings prescan;
   sources.add_world_file(path, prescan);
-  WorldDescription d = load(sources, true, path.string(), registry, world);
+  const auto root = sources.root(sources.files().front());
+  WorldDescription d;
+  if (options.model_as_world && root && root->has("model") && !root->has("world")) {
+    // A model in a models folder includes its siblings (PX4's x500 includes model://x500_base):
+    // that folder is searched last.
+    auto search = sources.search();
+    std::error_code ec;
+    search.push_back(fs::absolute(detail::directory_of(path), ec).parent_path());
+    detail::Sources wrapped(std::move(search), options.max_file_bytes);
+    prescan = {};
+    wrapped.add_model_as_world(path, prescan);
+    d = load(wrapped, false, path.string(), registry, world);
+    d.model_file_of = root->child("model")->attribute("name").value_or("");
+  } else {
+    d = load(sources, true, path.string(), registry, world);
+  }
   // Pre-scan findings first (they are about the raw XML), then the loader's.
   auto& items = d.findings.items();
   items.insert(items.begin(), prescan.items().begin(), prescan.items().end());

@@ -269,6 +269,33 @@ TEST_F(IncludeTest, ModelUriResolvesOnResourcePath) {
   EXPECT_THAT(d.plugins[0].config->where(), HasSubstr("box.sdf:2"));
 }
 
+// sdformat trims <uri> text: a URI on lines of its own resolves, whether the include is built
+// from one parse of the file or left to libsdformat (a pose relative to another model).
+TEST_F(IncludeTest, UriWithSurroundingWhitespaceIsTrimmed) {
+  write(dir_ / "w.sdf", world(R"(
+    <include>
+      <uri>
+        model://box
+      </uri>
+      <name>b1</name>
+    </include>
+    <include>
+      <uri>
+        model://box
+      </uri>
+      <name>b2</name><pose relative_to='b1'>1 0 0 0 0 0</pose>
+    </include>
+    <include><uri>  model://box  </uri><name>b3</name></include>)"));
+  ecs::Registry reg;
+  const auto d = load(reg);
+  EXPECT_EQ(messages(d), "");
+  EXPECT_EQ(d.instanced, 1u) << "b3 (b1 and b2 go through libsdformat: a relative_to)";
+  const auto w = reg.entities().front();
+  for (const char* name : {"b1", "b2", "b3"}) {
+    EXPECT_NE(reg.child_by_name(w, name), ecs::kNullEntity) << name;
+  }
+}
+
 TEST_F(IncludeTest, RepeatedIncludesAreBuiltFromOneParse) {
   fs::create_directories(dir_ / "local");
   write(dir_ / "local" / "rock.obj", "v 0 0 0\n");
@@ -358,11 +385,12 @@ TEST_F(IncludeTest, MeshUrisResolveLikeIncludesAndMissingOnesAreReported) {
       out += "<collision name='c" + std::to_string(i) + "'><geometry><mesh><uri>" + uris[i] +
              "</uri></mesh></geometry></collision>";
     }
-    return out + "<visual name='v'><geometry><mesh><uri>missing.dae</uri></mesh></geometry>"
-                 "</visual>";
+    return out +
+           "<visual name='v'><geometry><mesh><uri>missing.dae</uri></mesh></geometry>"
+           "</visual>";
   }();
-  write(dir_ / "w.sdf", world("<model name='m'><static>true</static><link name='l'>" + geo +
-                              "</link></model>"));
+  write(dir_ / "w.sdf",
+        world("<model name='m'><static>true</static><link name='l'>" + geo + "</link></model>"));
   ecs::Registry reg;
   const auto d = load(reg);
   auto mesh = [&](const char* name) {

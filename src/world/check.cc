@@ -39,7 +39,10 @@ CheckReport check_world(const CheckOptions& options) {
   CheckReport r;
   ecs::Registry registry;
   const ecs::Entity world = registry.create();
-  r.description = sdf::load_world_file(options.world, registry, world, options.load);
+  // A model file is checked in an empty world, as `gz sdf -k` checks it.
+  LoadOptions load = options.load;
+  load.model_as_world = true;
+  r.description = sdf::load_world_file(options.world, registry, world, load);
   r.findings = r.description.findings;
   ResolveOptions ro = options.resolve;
   ro.strict = ro.strict || options.strict;
@@ -75,7 +78,7 @@ CheckReport check_world(const CheckOptions& options) {
     o.real_time_factor = 0;
     sim::Runner runner(o);
     WorldSetupOptions ws;
-    ws.load = options.load;
+    ws.load = load;
     ws.resolve = ro;
     try {
       load_world_into_runner(options.world, runner, ws);
@@ -99,10 +102,15 @@ void print_summary(const CheckReport& r, std::ostream& os) {
   const auto& c = r.description.counts;
   const auto errors = r.findings.count(Severity::kError);
   const auto warnings = r.findings.count(Severity::kWarning);
-  os << "summary: " << r.description.file << ": world '" << r.description.name << "': " << c.models
-     << " models, " << c.links << " links, " << c.joints << " joints, " << c.sensors << " sensors, "
-     << c.lights << " lights, " << c.frames << " frames; " << errors << " errors, " << warnings
-     << " warnings\n";
+  os << "summary: " << r.description.file << ": ";
+  if (r.description.model_file_of.empty()) {
+    os << "world '" << r.description.name << "'";
+  } else {
+    os << "model '" << r.description.model_file_of << "' (checked in an empty world)";
+  }
+  os << ": " << c.models << " models, " << c.links << " links, " << c.joints << " joints, "
+     << c.sensors << " sensors, " << c.lights << " lights, " << c.frames << " frames; " << errors
+     << " errors, " << warnings << " warnings\n";
   os << "systems that will run (" << r.systems.size() << "):\n";
   for (const auto& s : r.systems) {
     os << "  " << s.name << " (" << source_name(s.source) << ", from " << s.origin << ")\n";

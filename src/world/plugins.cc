@@ -274,8 +274,9 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
     }
   }
 
-  // Sensors no system serves.
-  for (const auto& [e, type] : d.sensors) {
+  // Sensors no system serves (a world's business: a model file checked on its own cannot
+  // declare the world's sensor systems).
+  for (const auto& [e, type] : d.model_file_of.empty() ? d.sensors : decltype(d.sensors){}) {
     bool served = false;
     for (const auto& b : options.builtins) {
       if (!builtins_used.count(normalize(b.name))) continue;

@@ -61,6 +61,8 @@ struct WorldDescription {
   /// World-level <include>s built from their model file's one parse (not re-parsed per include;
   /// see src/sdf/README.md, "Includes").
   std::size_t instanced = 0;
+  /// The file was a model, loaded in an empty world (LoadOptions::model_as_world): its name.
+  std::string model_file_of;
 };
 
 struct LoadOptions {
@@ -68,6 +70,12 @@ struct LoadOptions {
   std::vector<std::filesystem::path> resource_paths;
   /// Files larger than this are refused (UnreadableWorld) [bytes].
   std::size_t max_file_bytes = 64u << 20;
+  /// A file holding a <model> and no <world> is loaded as that model in an empty world named
+  /// "empty" (what `kestrel check model.sdf` does, like `gz sdf -k`); findings name the model
+  /// file's lines; the folder holding the model's folder is searched last for model:// URIs (a
+  /// model includes its siblings). Off: such a file is UnreadableWorld ("expected an SDF
+  /// <world>").
+  bool model_as_world = false;
 };
 
 /// Directories searched for `<include>` URIs, in order: options.resource_paths,
