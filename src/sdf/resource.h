@@ -12,10 +12,10 @@ struct Resolved {
   std::vector<std::filesystem::path> searched;  ///< every candidate tried, in order
 };
 
-/// Resolves `uri` (surrounding whitespace ignored; model://NAME[/sub], file://ABS, an absolute path or a path relative to
-/// `base_dir`, then to each entry of `search`) to an SDF file. A directory resolves through its
-/// model.config (<sdf> with the highest version) or model.sdf, unless `files_only` (meshes,
-/// heightmaps: only a regular file is accepted).
+/// Resolves `uri` (surrounding whitespace ignored; model://NAME[/sub], file://ABS, an absolute path
+/// or a path relative to `base_dir`, then to each entry of `search`) to an SDF file. A directory
+/// resolves through its model.config (<sdf> with the highest version) or model.sdf, unless
+/// `files_only` (meshes, heightmaps: only a regular file is accepted).
 Resolved resolve_uri(const std::string& uri, const std::filesystem::path& base_dir,
                      const std::vector<std::filesystem::path>& search, bool files_only = false);
 

@@ -8,6 +8,7 @@
 #include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
 #include "resource.h"
+#include "spec.h"
 
 namespace kestrel::sdf::detail {
 
@@ -213,11 +214,20 @@ void Walker::unsupported_children(const Element* el, std::initializer_list<std::
   for (const auto& ch : el->children()) {
     bool handled = false;
     for (auto h : ok) handled = handled || ch->name() == h;
-    if (handled) continue;
+    if (handled || misspelt(*el, *ch, e)) continue;
     unsupported(
         *ch, e,
         "unsupported element <" + ch->name() + "> in <" + el->name() + "> is ignored by Kestrel");
   }
+}
+
+bool Walker::misspelt(const Element& parent, const Element& el, ecs::Entity e) {
+  const std::string meant = misspelling_of(parent.name(), el.name());
+  if (meant.empty()) return false;
+  if (!reported_.insert(el.where() + ":" + el.name()).second) return true;
+  d_.findings.error(el.file(), el.line(), e ? reg_.scoped_name(e) : "",
+                    misspelling_message(parent.name(), el.name(), meant));
+  return true;
 }
 
 ecs::Entity Walker::create(ecs::Entity parent, const std::string& name, const ::sdf::ElementPtr& el,
@@ -360,7 +370,7 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
       } else if (n == "physics" || n == "gravity" || n == "magnetic_field" || n == "atmosphere" ||
                  n == "spherical_coordinates" || n == "scene" || n == "light" || n == "model" ||
                  n == "include" || n == "frame" || n == "plugin" || n == "wind") {
-      } else {
+      } else if (!misspelt(*orig, *ch, world)) {
         unsupported(*ch, world, "unsupported element <" + n + "> in <world> is ignored by Kestrel");
       }
     }

@@ -59,6 +59,9 @@ class Walker {
   void unsupported_children(const Element* el, std::initializer_list<std::string_view> handled,
                             ecs::Entity e);
   void unsupported(const Element& el, ecs::Entity e, const std::string& why);
+  /// If `el`, not valid SDF inside `parent`, is a misspelling of an element that is: an error
+  /// naming it ("did you mean <mass>?"), and true.
+  bool misspelt(const Element& parent, const Element& el, ecs::Entity e);
   void error(const Loc& l, ecs::Entity e, const std::string& message);
   void warning(const Loc& l, ecs::Entity e, const std::string& message);
 

@@ -17,6 +17,7 @@
 #include "kestrel/components/model.h"
 #include "resource.h"
 #include "sources.h"
+#include "spec.h"
 #include "walker.h"
 
 namespace kestrel::sdf {
@@ -156,6 +157,10 @@ void sdformat_errors(const ::sdf::Errors& errors, const detail::Sources& src,
           // Content of sensors and plugins belongs to their systems (they report unread
           // parameters); elements the walker already reported are not repeated.
           if (m[2] == "sensor" || m[2] == "plugin" || walker.reported(file, line, m[1])) {
+            continue;
+          }
+          if (const auto meant = detail::misspelling_of(m[2], m[1]); !meant.empty()) {
+            d.findings.error(file, line, "", detail::misspelling_message(m[2], m[1], meant));
             continue;
           }
           d.unsupported.push_back("<" + std::string(m[1]) + "> (" + file + ":" +

@@ -208,6 +208,31 @@ TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {
   EXPECT_THAT(m, HasSubstr("placeholder value '__default__'"));
 }
 
+// An element SDF does not define where it stands, within a small edit distance of one it does,
+// is a misspelling: an error naming its line and the element meant (a warning would let the run
+// use the default: 1 kg, 1 ms). Other unknown elements stay warnings.
+TEST(WorldLoader, MisspeltElementsAreErrorsWithTheElementMeant) {
+  auto l = load(world(R"(
+    <physics name='p' type='ode'><max_setp_size>0.004</max_setp_size></physics>
+    <model name='m'><link name='a'>
+      <inertial><mas>2</mas><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial>
+      <velocity_decay/><flux_capacitor>1</flux_capacitor><kestrel:mas>1</kestrel:mas>
+    </link></model>
+    <gravty>0 0 -1</gravty>)"));
+  const std::string m = messages(l->d);
+  EXPECT_THAT(m, HasSubstr("error: test.sdf:2: [w] <max_setp_size> is not an element of "
+                           "<physics>: did you mean <max_step_size>?"));
+  EXPECT_THAT(m, HasSubstr("error: test.sdf:4: [w::m::a] <mas> is not an element of <inertial>: "
+                           "did you mean <mass>?"));
+  EXPECT_THAT(m, HasSubstr("error: test.sdf:7: [w] <gravty> is not an element of <world>: did "
+                           "you mean <gravity>?"));
+  EXPECT_THAT(m, HasSubstr("warning: test.sdf:5: [w::m::a] unsupported element <velocity_decay>"));
+  EXPECT_THAT(m, HasSubstr("warning: test.sdf:5: [w::m::a] unsupported element <flux_capacitor>"));
+  EXPECT_THAT(m, Not(HasSubstr("<kestrel:mas> is not an element")));
+  EXPECT_THAT(m, Not(HasSubstr("did you mean <velocity")));
+  EXPECT_EQ(l->d.findings.count(Severity::kError), 3u) << m;
+}
+
 TEST(WorldLoader, UnreadableInputThrows) {
   ecs::Registry reg;
   const auto w = reg.create();

@@ -86,7 +86,7 @@ TEST(AirPressure, NoiseInPascal) {
 
 TEST(AirPressure, UnknownParameterIsAnError) {
   TestWorld w(one_link_world("0 0 0 0 0 0", R"(<sensor name="baro" type="air_pressure">
-      <air_pressure><reference_altitud>5</reference_altitud></air_pressure></sensor>)"));
+      <air_pressure><altitude_offset>5</altitude_offset></air_pressure></sensor>)"));
   w.add(make_air_pressure_system());
   EXPECT_THROW(w.start(), Error);
 }

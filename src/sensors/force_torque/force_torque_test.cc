@@ -74,7 +74,7 @@ TEST(ForceTorque, TheTorqueIsAboutTheSensorOriginAsGazeboComputesIt) {
 }
 
 TEST(ForceTorque, UnknownParameterIsAnError) {
-  TestWorld w(pendulum("<force_torque><frames>child</frames></force_torque>"));
+  TestWorld w(pendulum("<force_torque><axes>child</axes></force_torque>"));
   w.add(make_force_torque_system());
   EXPECT_THROW(w.start(), Error);
 }

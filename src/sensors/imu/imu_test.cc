@@ -100,16 +100,15 @@ TEST(Imu, OrientationCanBeDisabled) {
 
 TEST(Imu, UnknownParameterIsAnError) {
   TestWorld w(world("0 0 0 0 0 0",
-                    "<imu><angular_velocity><x><noise type=\"gaussian\"><stdev>1</stdev>"
+                    "<imu><angular_velocity><x><noise type=\"gaussian\"><sigma>1</sigma>"
                     "</noise></x></angular_velocity></imu>"));
   w.add(make_imu_system());
   EXPECT_THAT([&] { w.start(); },
-              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("unknown parameter <stdev>")));
-  TestWorld w2(world("0 0 0 0 0 0", "<imu><angularvelocity/></imu>"));
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("unknown parameter <sigma>")));
+  TestWorld w2(world("0 0 0 0 0 0", "<imu><spin_rate/></imu>"));
   w2.add(make_imu_system());
-  EXPECT_THAT(
-      [&] { w2.start(); },
-      ::testing::ThrowsMessage<Error>(::testing::HasSubstr("unknown parameter <angularvelocity>")));
+  EXPECT_THAT([&] { w2.start(); }, ::testing::ThrowsMessage<Error>(
+                                       ::testing::HasSubstr("unknown parameter <spin_rate>")));
 }
 
 constexpr const char* kTurntable = R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
