@@ -124,6 +124,128 @@ expect 0 "swarm checks from its folder" sh -c 'cd "$1" && "$2" check s.sdf' sh "
 expect 2 "make-swarm refuses stdout" "$kestrel" make-swarm 3 -o -
 contains "make-swarm says why not stdout" "$tmp/err" "two files"
 
+# Exit codes through the binary, for every command: 0 success, 1 a run, check or command that
+# fails, 2 unusable input, output or usage (before anything runs).
+expect 1 "run: a mission not completed" "$kestrel" run "$src/worlds/x3_mission.sdf" --no-transport \
+  --duration 1
+contains "run: says the mission is not completed" "$tmp/out" "mission: NOT completed"
+expect 0 "run: RTF and counts as written" "$kestrel" run "$src/worlds/demo.sdf" --no-transport \
+  --iterations 5 --rtf 1
+contains "run: RTF with two decimals" "$tmp/out" "RTF 1.00"
+cat >"$tmp/one.sdf" <<'EOF'
+<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="one">
+    <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+    <model name="crate">
+      <link name="body">
+        <inertial><mass>2</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial>
+        <velocity_decay/>
+      </link>
+    </model>
+  </world>
+</sdf>
+EOF
+expect 0 "run: one model" "$kestrel" run "$tmp/one.sdf" --no-transport --iterations 1
+contains "run: '1 model', not '1 models'" "$tmp/out" "world 'one': 1 model,"
+expect 0 "check: a warning only" "$kestrel" check "$tmp/one.sdf"
+contains "check: the warning" "$tmp/out" "warning: $tmp/one.sdf:8:"
+contains "check: singular counts" "$tmp/out" "1 model, 1 link, 0 joints"
+expect 1 "check --strict: the warning is an error" "$kestrel" check --strict "$tmp/one.sdf"
+contains "check --strict: reported as an error" "$tmp/out" "error: $tmp/one.sdf:8:"
+contains "check --strict: counted as one" "$tmp/out" "1 error, 0 warnings"
+if grep -q "^warning:" "$tmp/out"; then echo "FAIL: --strict lists warning: lines"; fails=$((fails+1)); fi
+expect 1 "run --strict: refused" "$kestrel" run --strict "$tmp/one.sdf" --no-transport --iterations 1
+contains "run --strict: lists it as an error" "$tmp/err" "error: $tmp/one.sdf:8:"
+if grep -q "warning:" "$tmp/err"; then echo "FAIL: run --strict lists warning: lines"; fails=$((fails+1)); fi
+
+# A misspelt element is an error naming the element meant (the run would use the default).
+sed 's|<mass>2</mass>|<mas>2</mas>|' "$tmp/one.sdf" >"$tmp/mas.sdf"
+expect 1 "check: misspelt element" "$kestrel" check "$tmp/mas.sdf"
+contains "check: did you mean" "$tmp/out" \
+  "error: $tmp/mas.sdf:7: [one::crate::body] <mas> is not an element of <inertial>: did you mean <mass>?"
+expect 1 "run: misspelt element refused" "$kestrel" run "$tmp/mas.sdf" --no-transport --iterations 1
+contains "run: did you mean" "$tmp/err" "did you mean <mass>?"
+if grep -q "error: error:\|kestrel: error" "$tmp/err"; then
+  echo "FAIL: doubled error label"; sed 's/^/  | /' "$tmp/err"; fails=$((fails+1))
+fi
+expect 1 "export-mjcf: a world with errors" "$kestrel" export-mjcf "$tmp/mas.sdf"
+expect 0 "export-mjcf: a good world" "$kestrel" export-mjcf "$tmp/one.sdf"
+contains "export-mjcf: MJCF on stdout" "$tmp/out" "<mujoco"
+
+# Plugins that cannot be resolved: refused, each named with its file:line, unless
+# --allow-missing-systems (then listed at the start and the end); a rendering-only world
+# system is reported once and does not block.
+cat >"$tmp/buoyancy.sdf" <<'EOF'
+<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="buoyancy">
+    <plugin filename="gz-sim-sensors-system" name="gz::sim::systems::Sensors"/>
+    <plugin filename="gz-sim-buoyancy-system" name="gz::sim::systems::Buoyancy"/>
+    <model name="sub">
+      <link name="body">
+        <inertial><mass>2</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial>
+      </link>
+      <plugin filename="gz-sim-thruster-system" name="gz::sim::systems::Thruster"/>
+    </model>
+  </world>
+</sdf>
+EOF
+expect 1 "run: missing systems refused" "$kestrel" run "$tmp/buoyancy.sdf" --no-transport \
+  --iterations 10
+contains "run: names the world system" "$tmp/err" "$tmp/buoyancy.sdf:5: [buoyancy] plugin 'gz::sim::systems::Buoyancy'"
+contains "run: names the model system" "$tmp/err" "$tmp/buoyancy.sdf:10: [buoyancy::sub] plugin 'gz::sim::systems::Thruster'"
+contains "run: says how to run anyway" "$tmp/err" "--allow-missing-systems"
+if grep -q "Sensors" "$tmp/err"; then echo "FAIL: a rendering-only system blocked"; fails=$((fails+1)); fi
+expect 1 "check: missing systems are errors" "$kestrel" check "$tmp/buoyancy.sdf"
+expect 0 "check --allow-missing-systems" "$kestrel" check --allow-missing-systems "$tmp/buoyancy.sdf"
+expect 0 "run --allow-missing-systems" "$kestrel" run "$tmp/buoyancy.sdf" --no-transport \
+  --iterations 10 --allow-missing-systems
+contains "run: start lists what runs without" "$tmp/out" "kestrel: runs without 3 systems it declares:"
+contains "run: end lists what ran without" "$tmp/out" "kestrel: ran without 3 systems it declares:"
+contains "run: the missing one with its line" "$tmp/out" "gz::sim::systems::Thruster on buoyancy::sub ($tmp/buoyancy.sdf:10)"
+[ "$(grep -c "gz::sim::systems::Sensors' (filename" "$tmp/err")" -eq 1 ] ||
+  { echo "FAIL: the rendering-only system is reported once"; fails=$((fails+1)); }
+
+# A misspelt flag or command: the closest one and the command's --help.
+expect 2 "run: misspelt flag" "$kestrel" run "$src/worlds/demo.sdf" --duraton 5
+contains "run: suggests the flag" "$tmp/err" "unknown option --duraton: did you mean --duration? (see kestrel run --help)"
+expect 2 "check: misspelt flag" "$kestrel" check --jsn "$tmp/one.sdf"
+contains "check: suggests the flag" "$tmp/err" "did you mean --json? (see kestrel check --help)"
+expect 2 "misspelt command" "$kestrel" chek "$tmp/one.sdf"
+contains "suggests the command" "$tmp/err" "did you mean 'check'?"
+
+# Unusable output: exit 2 before anything runs, for every command that writes a file.
+expect 2 "run: truth CSV in a missing folder" "$kestrel" run "$src/worlds/demo.sdf" --no-transport \
+  --iterations 5 --truth-csv "$tmp/no/such/dir/t.csv"
+[ ! -s "$tmp/out" ] || { echo "FAIL: run started with an unusable output"; fails=$((fails+1)); }
+expect 2 "export-mjcf: output in a missing folder" "$kestrel" export-mjcf "$tmp/one.sdf" \
+  -o "$tmp/no/such/dir/m.xml"
+expect 2 "make-swarm: output in a missing folder" "$kestrel" make-swarm 2 -o "$tmp/no/such/dir/s.sdf"
+expect 2 "check: unreadable world" "$kestrel" check "$tmp/nope.sdf"
+expect 2 "export-mjcf: unreadable world" "$kestrel" export-mjcf "$tmp/nope.sdf"
+expect 2 "topic: no action" "$kestrel" topic -t /x
+expect 2 "service: no service" "$kestrel" service -i
+expect 2 "model: no model" "$kestrel" model
+
+# check --json: stdout is only the JSON array, also for worlds whose systems log while
+# configuring (Gazebo's wind, sensors and battery worlds).
+shared=$src/../shared/worlds/gz
+if [ -d "$shared" ]; then
+  for w in wind sensors linear_battery_demo; do
+    "$kestrel" check --json "$shared/$w.sdf" >"$tmp/out" 2>"$tmp/err"
+    if ! python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out"; then
+      echo "FAIL: check --json $w.sdf: stdout is not only JSON"; sed 's/^/  | /' "$tmp/out"
+      fails=$((fails+1))
+    fi
+    if grep -Eq '^\[20[0-9][0-9]-' "$tmp/err"; then
+      echo "FAIL: check --json $w.sdf: timestamped log lines"; fails=$((fails+1))
+    fi
+  done
+else
+  echo "skip: check --json on Gazebo's worlds ($shared not found)"
+fi
+
 # SIGINT stops a real-time run cleanly with exit 0 and a summary.
 "$kestrel" run "$src/worlds/demo.sdf" --rtf 1 >"$tmp/out" 2>"$tmp/err" &
 pid=$!

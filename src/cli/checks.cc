@@ -1,8 +1,12 @@
 // Checks shared by the subcommands' options (commands.h).
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -44,9 +48,20 @@ CLI::Validator unsigned_integer() {
 CLI::Validator output_file() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
+        namespace fs = std::filesystem;
         std::error_code ec;
-        if (std::filesystem::is_directory(path, ec)) {
+        if (fs::is_directory(path, ec)) {
           return "'" + path + "' is a directory; expected a file name";
+        }
+        // Unusable output is a usage error before anything runs, not a failure at the end.
+        const fs::path folder =
+            fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+        if (!fs::is_directory(folder, ec)) {
+          return "cannot write '" + path + "': folder '" + folder.string() + "' does not exist";
+        }
+        if (fs::exists(path, ec) ? ::access(path.c_str(), W_OK) != 0
+                                 : ::access(folder.c_str(), W_OK | X_OK) != 0) {
+          return "cannot write '" + path + "': " + std::strerror(errno);
         }
         return {};
       },

@@ -24,7 +24,7 @@ CLI::Validator finite_number(double min, bool inclusive);
 /// A 64-bit unsigned integer option's check (CLI11 wraps "-1" and saturates overflow).
 CLI::Validator unsigned_integer();
 
-/// An output file option's check: not an existing directory.
+/// An output file option's check: not a directory, in an existing folder, writable.
 CLI::Validator output_file();
 
 /// @throws UsageError if writing `output` would overwrite `input` (the world being read).

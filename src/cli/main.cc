@@ -1,13 +1,71 @@
 // The `kestrel` command: one binary, subcommands registered here in one list.
-#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "kestrel/core/error.h"
+#include "kestrel/core/log.h"
+#include "kestrel/core/text.h"
+
+namespace {
+
+// What to tell a user whose command line CLI11 refused: for a misspelt option or subcommand the
+// closest one, and always where the command's options are listed.
+std::string explain(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  const CLI::App* sub = nullptr;
+  for (int i = 1; i < argc && !sub; ++i) {
+    for (const auto* s : app.get_subcommands({})) {
+      if (s->get_name() == argv[i]) sub = s;
+    }
+  }
+  const std::string help = sub ? "kestrel " + sub->get_name() + " --help" : "kestrel --help";
+  const std::string context = sub ? sub->get_name() + ": " : "";
+  if (!sub) {
+    std::vector<std::string> names;
+    for (const auto* s : app.get_subcommands({})) names.push_back(s->get_name());
+    for (int i = 1; i < argc; ++i) {
+      if (argv[i][0] == '-') continue;
+      const std::string meant = kestrel::closest_match(argv[i], names);
+      if (!meant.empty()) {
+        return "unknown command '" + std::string(argv[i]) + "': did you mean '" + meant +
+               "'? (see " + help + ")";
+      }
+      break;
+    }
+    return std::string(e.what()) + " (see " + help + ")";
+  }
+  // CLI11 reports an unknown option as an argument it did not expect.
+  if (!dynamic_cast<const CLI::ExtrasError*>(&e)) return context + e.what() + " (see " + help + ")";
+  std::vector<std::string> flags;
+  for (const auto* o : sub->get_options()) {
+    for (const auto& n : o->get_lnames()) flags.push_back("--" + n);
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("--")) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(flags.begin(), flags.end(), arg) != flags.end()) continue;
+    const std::string meant = kestrel::closest_match(arg, flags);
+    return context + "unknown option " + arg +
+           (meant.empty() ? "" : ": did you mean " + meant + "?") + " (see " + help + ")";
+  }
+  return context + e.what() + " (see " + help + ")";
+}
+
+// An exception's message as the one sink reports it: "error: MESSAGE", never "error: error:".
+std::string bare(std::string message) {
+  while (message.starts_with("error: ")) message.erase(0, 7);
+  return message;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  kestrel::log::init();
   CLI::App app{"Kestrel: a fast, deterministic, headless robotics and multirotor simulator.\n"
                "Loads Gazebo SDF worlds. Exit codes: 0 success, 1 the run failed or check found "
                "errors, 2 unusable input or usage."};
@@ -27,19 +85,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "kestrel: %s (see kestrel --help)\n", e.what());
+    spdlog::error("{}", explain(app, e, argc, argv));
     return 2;
   }
   try {
     return selected();
   } catch (const kestrel::cli::UsageError& e) {
-    std::fprintf(stderr, "kestrel: %s\n", e.what());
+    spdlog::error("{}", bare(e.what()));
     return 2;
   } catch (const kestrel::Error& e) {
-    std::fprintf(stderr, "kestrel: error: %s\n", e.what());
+    spdlog::error("{}", bare(e.what()));
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kestrel: internal error: %s\n", e.what());
+    spdlog::error("internal error: {}", e.what());
     return 1;
   }
 }

@@ -21,6 +21,9 @@ void add_check(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("world", o->world, "SDF world file")->required();
   cmd->add_flag("--strict", o->strict, "Warnings count as errors");
   cmd->add_flag("--json", o->json, "Findings as one JSON array on stdout");
+  cmd->add_flag("--allow-missing-systems", o->resolve.allow_missing,
+                "Plugins that cannot be resolved are warnings (as `run --allow-missing-systems` "
+                "runs without them)");
   cmd->callback([&selected, o] {
     selected = [o] {
       o->resolve.strict = o->strict;

@@ -1,4 +1,5 @@
 // `kestrel run WORLD.sdf`: load a world and run it headless.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,6 +15,8 @@
 #include "cli/commands.h"
 #include "cli/world.h"
 #include "kestrel/components/model.h"
+#include "kestrel/core/log.h"
+#include "kestrel/core/text.h"
 #include "kestrel/sim/server.h"
 #include "kestrel/systems/mission_monitor.h"
 
@@ -29,6 +32,7 @@ struct RunArgs {
   std::uint64_t seed = 0;
   bool quiet = false;
   bool strict = false;
+  bool allow_missing_systems = false;
   std::string truth_csv;
   double truth_rate = 0;
   std::vector<std::string> px4, ardupilot;
@@ -57,16 +61,17 @@ class StatusLine {
     }
     cv_.notify_all();
     thread_.join();
-    std::fprintf(stderr, "\r\033[K");
+    log::status("");
   }
 
  private:
+  // Through the log sink, which draws it again below every log line (never glued to one).
   void print() {
     const auto s = runner_.stats();
-    std::fprintf(stderr, "\r\033[Ksim %10.3f s  RTF %7.2f  %9.0f it/s  %s%s",
-                 to_seconds(s.sim_time), s.rtf, s.iterations_per_s, s.paused ? "[paused]" : "",
-                 missions_ ? ("  " + missions_->status()).c_str() : "");
-    std::fflush(stderr);
+    log::status(fmt::format("sim {:10.3f} s  RTF {:7.2f}  {:9.0f} it/s  {}{}",
+                            to_seconds(s.sim_time), s.rtf, s.iterations_per_s,
+                            s.paused ? "[paused]" : "",
+                            missions_ ? "  " + missions_->status() : ""));
   }
   const sim::Runner& runner_;
   const systems::MissionMonitor* missions_;
@@ -84,6 +89,7 @@ int run(const RunArgs& a) {
   ws.paused = a.paused;
   ws.rtf = a.rtf;
   ws.strict = a.strict;
+  ws.allow_missing_systems = a.allow_missing_systems;
   ws.quiet = a.quiet;
   ws.truth_csv = a.truth_csv;
   ws.truth_rate_hz = a.truth_rate;
@@ -97,7 +103,8 @@ int run(const RunArgs& a) {
   // mask, so SIGINT/SIGTERM reach the server's watcher instead of killing the process.
   sim::Server server;
   server.install_signal_stop();
-  auto runner = load_world(ws);
+  auto loaded = load_world(ws);
+  auto runner = std::move(loaded.runner);
   sim::Runner& r = *runner;
   // Multicopter missions (src/systems/multicopter_control): live status, the run ends when every
   // mission is over, a summary, and exit code 0 only if every mission completed.
@@ -112,12 +119,12 @@ int run(const RunArgs& a) {
   if (!a.quiet) {
     std::size_t models = 0;
     r.registry().each<components::Model>([&](ecs::Entity, const components::Model&) { ++models; });
-    std::printf("kestrel: world '%s': %zu models, %zu systems, step %.6g s, RTF %s\n",
-                r.options().world_name.c_str(), models, r.systems().size(),
-                to_seconds(r.options().step_size),
-                r.options().real_time_factor == 0
-                    ? "max"
-                    : std::to_string(r.options().real_time_factor).c_str());
+    const double rtf = r.options().real_time_factor;
+    std::printf("kestrel: world '%s': %s, %s, step %.6g s, RTF %s\n",
+                r.options().world_name.c_str(), counted(models, "model").c_str(),
+                counted(r.systems().size(), "system").c_str(), to_seconds(r.options().step_size),
+                rtf == 0 ? "max" : fmt::format("{:.2f}", rtf).c_str());
+    print_missing_systems(loaded.missing, "runs");
     std::fflush(stdout);
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -137,6 +144,7 @@ int run(const RunArgs& a) {
         wall > 0 ? info.iterations / wall : 0.0,
         r.registry().count<components::Model>() ? "" : " (empty world)");
     print_world_summary(r);
+    print_missing_systems(loaded.missing, "ran");
     if (!a.truth_csv.empty()) std::printf("  ground truth written to %s\n", a.truth_csv.c_str());
   }
   if (missions) {
@@ -165,7 +173,10 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("--seed", args->seed, "World seed for every noise stream (default 0)")
       ->check(unsigned_integer());
   cmd->add_flag("--quiet", args->quiet, "No status line and no summary");
-  cmd->add_flag("--strict", args->strict, "Treat warnings (e.g. unresolved plugins) as errors");
+  cmd->add_flag("--strict", args->strict, "Treat warnings (e.g. unsupported elements) as errors");
+  cmd->add_flag("--allow-missing-systems", args->allow_missing_systems,
+                "Run a world whose plugins cannot all be resolved without them (listed at the "
+                "start and the end); default: refuse it, naming each");
   auto* csv = cmd->add_option("--truth-csv", args->truth_csv,
                               "Write ground truth (pose, velocities of every model) to FILE")
                   ->check(output_file());

@@ -1,11 +1,14 @@
 #include "cli/world.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <tuple>
 
 #include "cli/commands.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/sitl.h"
+#include "kestrel/core/text.h"
 #include "kestrel/physics/truth_csv.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
@@ -13,7 +16,30 @@
 
 namespace kestrel::cli {
 
-std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
+void log_findings(const sdf::Findings& findings) {
+  for (const auto& f : findings.items()) {
+    // format_finding's "error: " / "warning: " is the sink's label.
+    const std::string text = sdf::format_finding(f);
+    const std::string rest = text.substr(std::string(sdf::severity_name(f.severity)).size() + 2);
+    if (f.severity == sdf::Severity::kError) {
+      spdlog::error("{}", rest);
+    } else {
+      spdlog::warn("{}", rest);
+    }
+  }
+}
+
+void print_missing_systems(const std::vector<world::MissingSystem>& missing, const char* verb) {
+  if (missing.empty()) return;
+  std::printf("kestrel: %s without %s it declares:\n", verb,
+              counted(missing.size(), "system").c_str());
+  for (const auto& m : missing) {
+    std::printf("  %s on %s (%s)\n", m.name.c_str(),
+                m.entity.empty() ? "the world" : m.entity.c_str(), m.origin.c_str());
+  }
+}
+
+LoadedWorld load_world(const WorldSettings& s) {
   // Before any transport node exists: localhost unless the user chose an address.
   if (s.transport) {
     try {
@@ -29,17 +55,14 @@ std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
   world::WorldSetupOptions setup;
   setup.strict = s.strict;
   setup.resolve.strict = s.strict;
+  setup.resolve.allow_missing = s.allow_missing_systems;
   world::WorldSetup result;
   try {
     result = world::load_world_into_runner(s.path, *runner, setup);
   } catch (const sdf::UnreadableWorld& e) {
     throw UsageError(e.what());
   }
-  if (!s.quiet) {
-    for (const auto& f : result.findings.items()) {
-      std::fprintf(stderr, "%s\n", sdf::format_finding(f).c_str());
-    }
-  }
+  if (!s.quiet) log_findings(result.findings);
   if (s.rtf || s.paused) {
     auto o = runner->options();
     if (s.rtf) o.real_time_factor = *s.rtf;
@@ -82,7 +105,7 @@ std::unique_ptr<sim::Runner> load_world(const WorldSettings& s) {
         runner->world(), components::SitlTimeouts{s.sitl_connect_timeout, s.sitl_answer_timeout});
   }
   runner->configure();
-  return runner;
+  return {std::move(runner), std::move(result.missing)};
 }
 
 void print_world_summary(const sim::Runner& runner) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kestrel/sim/runner.h"
+#include "kestrel/world/setup.h"
 
 namespace kestrel::cli {
 
@@ -17,6 +18,7 @@ struct WorldSettings {
   bool paused = false;
   std::optional<double> rtf;           ///< overrides the world's <physics><real_time_factor>
   bool strict = false;                 ///< warnings are errors
+  bool allow_missing_systems = false;  ///< run without plugins that cannot be resolved
   bool quiet = false;                  ///< do not print warnings
   std::string truth_csv;               ///< ground-truth CSV path (empty: none)
   double truth_rate_hz = 0;            ///< CSV samples per second of sim time (0: every step)
@@ -28,9 +30,21 @@ struct WorldSettings {
   std::optional<std::string> transport_ip;     ///< --transport-ip (default: IGN_IP or 127.0.0.1)
 };
 
-/// Loads the world, adds its systems and configures the runner. Prints warnings to stderr.
+struct LoadedWorld {
+  std::unique_ptr<sim::Runner> runner;
+  /// Declared plugins the world runs without (--allow-missing-systems, render-only systems).
+  std::vector<world::MissingSystem> missing;
+};
+
+/// Loads the world, adds its systems and configures the runner. Logs warnings.
 /// @throws UsageError if the file cannot be read or parsed; Error if the world has errors.
-std::unique_ptr<sim::Runner> load_world(const WorldSettings& settings);
+LoadedWorld load_world(const WorldSettings& settings);
+
+/// Logs findings through the one log sink (kestrel/core/log.h): "warning: FILE:LINE: ...".
+void log_findings(const sdf::Findings& findings);
+
+/// "ran without N declared systems:" and one line per system (nothing if none).
+void print_missing_systems(const std::vector<world::MissingSystem>& missing, const char* verb);
 
 /// Prints what the world holds at the end of a run (models and their world poses).
 void print_world_summary(const sim::Runner& runner);

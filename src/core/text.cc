@@ -12,6 +12,10 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, s.find_last_not_of(kSpace) - b + 1);
 }
 
+std::string counted(std::size_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   // Three rows of the dynamic programme: the one before last (for transpositions), last, this.
   std::vector<std::size_t> before(b.size() + 1), last(b.size() + 1), row(b.size() + 1);

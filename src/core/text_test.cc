@@ -11,6 +11,12 @@ TEST(Text, Trim) {
   EXPECT_EQ(trim("a b"), "a b");
 }
 
+TEST(Text, Counted) {
+  EXPECT_EQ(counted(1, "model"), "1 model");
+  EXPECT_EQ(counted(0, "model"), "0 models");
+  EXPECT_EQ(counted(12, "error"), "12 errors");
+}
+
 TEST(Text, EditDistanceCountsTranspositionsOnce) {
   EXPECT_EQ(edit_distance("mas", "mass"), 1u);
   EXPECT_EQ(edit_distance("max_setp_size", "max_step_size"), 1u);

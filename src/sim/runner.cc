@@ -8,6 +8,7 @@
 
 #include "kestrel/components/pacing.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/log.h"
 
 namespace kestrel::sim {
 
@@ -79,6 +80,7 @@ static void validate(const Runner::Options& o) {
 }
 
 Runner::Runner(Options options) : options_(std::move(options)) {
+  log::init();  // systems log through the one sink
   validate(options_);
   world_ = registry_.create();
   registry_.add<components::Name>(world_, options_.world_name);

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -47,11 +48,11 @@ class ArduPilotBridge final : public System,
 
   ~ArduPilotBridge() override {
     if (packets_ == 0 && bad_packets_ == 0) return;
-    fmt::print(stderr,
-               "kestrel: {}: {} servo packets, {} frames answered, {} repeated and {} skipped "
-               "frame counts, {} restarts, {} stalls, {} bad packets\n",
-               who_, packets_, frames_, repeated_, skipped_, restarts_, stalls_, bad_packets_);
-    if (frames_ > 1) fmt::print(stderr, "kestrel: {}: {}\n", who_, cost_.summary());
+    spdlog::info(
+        "{}: {} servo packets, {} frames answered, {} repeated and {} skipped "
+        "frame counts, {} restarts, {} stalls, {} bad packets",
+        who_, packets_, frames_, repeated_, skipped_, restarts_, stalls_, bad_packets_);
+    if (frames_ > 1) spdlog::info("{}: {}", who_, cost_.summary());
   }
 
   void configure(ecs::Entity entity, const Element& cfg, ecs::Registry& reg,
@@ -142,19 +143,19 @@ class ArduPilotBridge final : public System,
     const auto limit = first ? limits_.connect_s : limits_.answer_s;
     const auto say = [&](double waited) {
       if (first) {
-        fmt::print(stderr,
-                   "kestrel: {}: waiting for ArduPilot instance {} to send its first servo "
-                   "packet to {} (sim time {:.3f} s held{}{})\n",
-                   who_, instance_, where(), to_seconds(info.sim_time),
-                   waited > 0 ? fmt::format(", {:.0f} s so far", waited) : "",
-                   limit ? fmt::format(", giving up after {} s", *limit) : "");
+        spdlog::info(
+            "{}: waiting for ArduPilot instance {} to send its first servo "
+            "packet to {} (sim time {:.3f} s held{}{})",
+            who_, instance_, where(), to_seconds(info.sim_time),
+            waited > 0 ? fmt::format(", {:.0f} s so far", waited) : "",
+            limit ? fmt::format(", giving up after {} s", *limit) : "");
       } else {
-        fmt::print(stderr,
-                   "kestrel: WARNING: {}: waiting {:.0f} s (wall clock) for ArduPilot's next "
-                   "servo packet (after frame {}) on {}; the world holds at sim time {:.3f} "
-                   "s{}\n",
-                   who_, waited, last_frame_count_, where(), to_seconds(info.sim_time),
-                   limit ? "" : " (--sitl-answer-timeout SEC runs on instead)");
+        spdlog::warn(
+            "{}: waiting {:.0f} s (wall clock) for ArduPilot's next "
+            "servo packet (after frame {}) on {}; the world holds at sim time {:.3f} "
+            "s{}",
+            who_, waited, last_frame_count_, where(), to_seconds(info.sim_time),
+            limit ? "" : " (--sitl-answer-timeout SEC runs on instead)");
       }
     };
     if (first) say(0);
@@ -180,11 +181,11 @@ class ArduPilotBridge final : public System,
           restart_ = true;
           lockstep_active_ = false;
           have_outputs_ = false;
-          fmt::print(stderr,
-                     "kestrel: WARNING: {}: no servo packet from ArduPilot within {} s (wall "
-                     "clock, --sitl-answer-timeout / <answer_timeout>); rotors set to zero and "
-                     "the world runs on without waiting until packets come back\n",
-                     who_, *limit);
+          spdlog::warn(
+              "{}: no servo packet from ArduPilot within {} s (wall "
+              "clock, --sitl-answer-timeout / <answer_timeout>); rotors set to zero and "
+              "the world runs on without waiting until packets come back",
+              who_, *limit);
           return Received::kNothing;
       }
     }
@@ -206,10 +207,10 @@ class ArduPilotBridge final : public System,
       std::string error;
       if (!parse_servo_packet(rx_.data(), static_cast<std::size_t>(n), p, error)) {
         if (bad_packets_++ == 0) {
-          fmt::print(stderr,
-                     "kestrel: WARNING: {}: ignoring a malformed servo packet ({}); "
-                     "further ones are counted and reported at exit\n",
-                     who_, error);
+          spdlog::warn(
+              "{}: ignoring a malformed servo packet ({}); "
+              "further ones are counted and reported at exit",
+              who_, error);
         }
         if (result == Received::kNothing) result = Received::kOther;
         continue;
@@ -218,11 +219,11 @@ class ArduPilotBridge final : public System,
       peer_ = from;
       if (have_frame_count_ && p.frame_count == last_frame_count_) {
         if (repeated_++ == 0) {
-          fmt::print(stderr,
-                     "kestrel: WARNING: {}: ArduPilot sent frame {} again (it resends a frame "
-                     "it got no answer to); answered with that frame's state, without "
-                     "stepping; further repeats are counted\n",
-                     who_, p.frame_count);
+          spdlog::warn(
+              "{}: ArduPilot sent frame {} again (it resends a frame "
+              "it got no answer to); answered with that frame's state, without "
+              "stepping; further repeats are counted",
+              who_, p.frame_count);
         }
         if (!last_reply_.empty()) send_text(last_reply_);
         if (result == Received::kNothing) result = Received::kOther;
@@ -230,23 +231,23 @@ class ArduPilotBridge final : public System,
       }
       if (have_frame_count_ && p.frame_count < last_frame_count_) {
         ++restarts_;
-        fmt::print(stderr, "kestrel: WARNING: {}: ArduPilot restarted (frame count {} after {})\n",
-                   who_, p.frame_count, last_frame_count_);
+        spdlog::warn("{}: ArduPilot restarted (frame count {} after {})", who_, p.frame_count,
+                     last_frame_count_);
       } else if (have_frame_count_ && p.frame_count > last_frame_count_ + 1) {
         const std::uint32_t missed = p.frame_count - last_frame_count_ - 1;
         if (skipped_ == 0) {
-          fmt::print(stderr,
-                     "kestrel: WARNING: {}: frame count jumped from {} to {}: {} frame{} never "
-                     "arrived (stepping on from the new one; further gaps are counted)\n",
-                     who_, last_frame_count_, p.frame_count, missed, missed == 1 ? "" : "s");
+          spdlog::warn(
+              "{}: frame count jumped from {} to {}: {} frame{} never "
+              "arrived (stepping on from the new one; further gaps are counted)",
+              who_, last_frame_count_, p.frame_count, missed, missed == 1 ? "" : "s");
         }
         skipped_ += missed;
       }
       if (!have_frame_count_ || !lockstep_active_) {
-        fmt::print(stderr,
-                   "kestrel: {}: ArduPilot {} ({} channels, {} Hz frames); lockstep on, sim "
-                   "time advances only on its servo packets\n",
-                   who_, have_frame_count_ ? "talks again" : "connected", p.channels, p.frame_rate);
+        spdlog::info(
+            "{}: ArduPilot {} ({} channels, {} Hz frames); lockstep on, sim "
+            "time advances only on its servo packets",
+            who_, have_frame_count_ ? "talks again" : "connected", p.channels, p.frame_rate);
       }
       have_frame_count_ = true;
       last_frame_count_ = p.frame_count;
@@ -310,12 +311,12 @@ class ArduPilotBridge final : public System,
     const int jumps = clock_.jumps();
     const Duration at = clock_.at(t);
     if (clock_.jumps() != jumps) {
-      fmt::print(stderr,
-                 "kestrel: WARNING: {}: the world was reset while ArduPilot is "
-                 "connected; its clock cannot go back, so the JSON timestamp continues from "
-                 "{:.6f} s (sim time + {:.6f} s) and ArduPilot sees the vehicle jump to its "
-                 "reset state\n",
-                 who_, to_seconds(at), to_seconds(clock_.offset()));
+      spdlog::warn(
+          "{}: the world was reset while ArduPilot is "
+          "connected; its clock cannot go back, so the JSON timestamp continues from "
+          "{:.6f} s (sim time + {:.6f} s) and ArduPilot sees the vehicle jump to its "
+          "reset state",
+          who_, to_seconds(at), to_seconds(clock_.offset()));
     }
     return at;
   }

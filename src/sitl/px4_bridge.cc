@@ -13,6 +13,7 @@
 //     world run on without an answer (rotors to zero until PX4 answers again).
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 #include <time.h>
 
 #include <algorithm>
@@ -65,14 +66,13 @@ class Px4Bridge final : public System,
   ~Px4Bridge() override {
     if (connections_ == 0) return;
     const auto& s = parser_.stats();
-    fmt::print(stderr,
-               "kestrel: {}: {} connection{}, {} bytes received, {} lockstep exchanges, {} "
-               "stalls; bad input: {} frames (bad CRC {}, bad length {}, unknown id {}, bad "
-               "flags {}), {} bytes skipped\n",
-               who_, connections_, connections_ == 1 ? "" : "s", bytes_received_, exchanges_,
-               stalls_, bad_frames(), s.bad_crc, s.bad_length, s.unknown_id, s.bad_flags,
-               s.skipped_bytes);
-    if (exchanges_ > 1) fmt::print(stderr, "kestrel: {}: {}\n", who_, cost_.summary());
+    spdlog::info(
+        "{}: {} connection{}, {} bytes received, {} lockstep exchanges, {} "
+        "stalls; bad input: {} frames (bad CRC {}, bad length {}, unknown id {}, bad "
+        "flags {}), {} bytes skipped",
+        who_, connections_, connections_ == 1 ? "" : "s", bytes_received_, exchanges_, stalls_,
+        bad_frames(), s.bad_crc, s.bad_length, s.unknown_id, s.bad_flags, s.skipped_bytes);
+    if (exchanges_ > 1) spdlog::info("{}: {}", who_, cost_.summary());
   }
 
   void configure(ecs::Entity entity, const Element& cfg, ecs::Registry& reg,
@@ -131,11 +131,11 @@ class Px4Bridge final : public System,
     if (!vehicle_.stand_ins.empty()) {
       std::string list;
       for (const auto& s : vehicle_.stand_ins) list += (list.empty() ? "" : ", ") + s;
-      fmt::print(stderr,
-                 "kestrel: {}: the model has no {} sensor; using noise-free {} at link "
-                 "'{}'\n",
-                 who_, list, vehicle_.stand_ins.size() > 1 ? "ones" : "one",
-                 reg.scoped_name(vehicle_.link));
+      spdlog::info(
+          "{}: the model has no {} sensor; using noise-free {} at link "
+          "'{}'",
+          who_, list, vehicle_.stand_ins.size() > 1 ? "ones" : "one",
+          reg.scoped_name(vehicle_.link));
     }
     listener_ = tcp_listen(address_, port_, who_);
     if (!reg.has<components::ActuatorCommands>(entity)) {
@@ -228,11 +228,11 @@ class Px4Bridge final : public System,
     const int jumps = clock_.jumps();
     const auto time_usec = static_cast<std::uint64_t>(clock_.at(t).count() / 1000);
     if (clock_.jumps() != jumps) {
-      fmt::print(stderr,
-                 "kestrel: WARNING: {}: the world was reset while PX4 is connected; "
-                 "PX4's clock cannot go back, so HIL time_usec continues from {} us (sim time "
-                 "+ {} us) and PX4 sees the vehicle jump to its reset state\n",
-                 who_, time_usec, clock_.offset().count() / 1000);
+      spdlog::warn(
+          "{}: the world was reset while PX4 is connected; "
+          "PX4's clock cannot go back, so HIL time_usec continues from {} us (sim time "
+          "+ {} us) and PX4 sees the vehicle jump to its reset state",
+          who_, time_usec, clock_.offset().count() / 1000);
     }
     const Truth truth = reader_.truth(reg);
     send_sensor(time_usec, reader_.read(reg, truth));
@@ -397,10 +397,9 @@ class Px4Bridge final : public System,
   void wait_for_connection(const UpdateInfo& info) {
     const char* again = connected_once_ ? "re" : "";
     const auto say = [&](double waited) {
-      fmt::print(
-          stderr,
-          "kestrel: {}: waiting for PX4 instance {} to {}connect on TCP {} (sim time "
-          "{:.3f} s held{}{})\n",
+      spdlog::info(
+          "{}: waiting for PX4 instance {} to {}connect on TCP {} (sim time "
+          "{:.3f} s held{}{})",
           who_, instance_, again, where(), to_seconds(info.sim_time),
           waited > 0 ? fmt::format(", {:.0f} s so far", waited) : "",
           limits_.connect_s ? fmt::format(", giving up after {} s", *limits_.connect_s) : "");
@@ -429,7 +428,7 @@ class Px4Bridge final : public System,
     // Every connection waiting in the backlog: the newest one is PX4 (each replaces the last).
     for (Fd c = tcp_accept(listener_); c; c = tcp_accept(listener_)) {
       if (link_.open()) {
-        fmt::print(stderr, "kestrel: {}: a new PX4 connection replaces the current one\n", who_);
+        spdlog::info("{}: a new PX4 connection replaces the current one", who_);
       }
       link_ = TcpLink(std::move(c));
       parser_.clear();
@@ -440,17 +439,17 @@ class Px4Bridge final : public System,
       stalled_ = false;
       connected_once_ = true;
       ++connections_;
-      fmt::print(stderr, "kestrel: {}: PX4 connected on TCP {}\n", who_, where());
+      spdlog::info("{}: PX4 connected on TCP {}", who_, where());
     }
   }
 
   void lost(const char* why) {
     link_.close();
-    fmt::print(stderr, "kestrel: WARNING: {}: PX4 disconnected ({}); {}\n", who_, why,
-               limits_.answer_s ? "rotors set to zero, the world runs on and waits for a "
-                                  "reconnect on TCP " +
-                                      where() + " (--sitl-answer-timeout)"
-                                : "the world holds until PX4 reconnects on TCP " + where());
+    spdlog::warn("{}: PX4 disconnected ({}); {}", who_, why,
+                 limits_.answer_s ? "rotors set to zero, the world runs on and waits for a "
+                                    "reconnect on TCP " +
+                                        where() + " (--sitl-answer-timeout)"
+                                  : "the world holds until PX4 reconnects on TCP " + where());
     have_controls_ = false;
     lockstep_active_ = false;
     awaiting_ = false;
@@ -476,11 +475,11 @@ class Px4Bridge final : public System,
       parser_.feed(rx_.data(), static_cast<std::size_t>(n),
                    [&](const mav::Frame& f) { handle(f); });
       if (bad == 0 && bad_frames() > 0) {
-        fmt::print(stderr,
-                   "kestrel: WARNING: {}: malformed MAVLink from PX4 (a frame with a bad CRC, "
-                   "length, message id or flags) skipped; further ones are counted and "
-                   "reported at exit\n",
-                   who_);
+        spdlog::warn(
+            "{}: malformed MAVLink from PX4 (a frame with a bad CRC, "
+            "length, message id or flags) skipped; further ones are counted and "
+            "reported at exit",
+            who_);
       }
       if (static_cast<std::size_t>(n) < rx_.size()) return;
     }
@@ -496,23 +495,23 @@ class Px4Bridge final : public System,
           poll_network(wait.readable(1), wait.readable(0));
           break;
         case Wait::Event::kReport:
-          fmt::print(stderr,
-                     "kestrel: WARNING: {}: waiting {:.0f} s (wall clock) for PX4's answer "
-                     "(HIL_ACTUATOR_CONTROLS) to HIL_SENSOR time_usec {}; the world holds at "
-                     "sim time {:.3f} s while the connection is open{}\n",
-                     who_, wait.waited_s(), awaited_usec_, to_seconds(info.sim_time),
-                     limits_.answer_s ? "" : " (--sitl-answer-timeout SEC runs on instead)");
+          spdlog::warn(
+              "{}: waiting {:.0f} s (wall clock) for PX4's answer "
+              "(HIL_ACTUATOR_CONTROLS) to HIL_SENSOR time_usec {}; the world holds at "
+              "sim time {:.3f} s while the connection is open{}",
+              who_, wait.waited_s(), awaited_usec_, to_seconds(info.sim_time),
+              limits_.answer_s ? "" : " (--sitl-answer-timeout SEC runs on instead)");
           break;
         case Wait::Event::kExpired:
           ++stalls_;
           stalled_ = true;
           lockstep_active_ = false;
           awaiting_ = false;
-          fmt::print(stderr,
-                     "kestrel: WARNING: {}: PX4 did not answer HIL_SENSOR time_usec {} within "
-                     "{} s (wall clock, --sitl-answer-timeout / <answer_timeout>); rotors set to "
-                     "zero and the world runs on without waiting until PX4 answers again\n",
-                     who_, awaited_usec_, *limits_.answer_s);
+          spdlog::warn(
+              "{}: PX4 did not answer HIL_SENSOR time_usec {} within "
+              "{} s (wall clock, --sitl-answer-timeout / <answer_timeout>); rotors set to "
+              "zero and the world runs on without waiting until PX4 answers again",
+              who_, awaited_usec_, *limits_.answer_s);
           return;
       }
     }
@@ -534,7 +533,7 @@ class Px4Bridge final : public System,
         awaiting_ = false;
       }
       if (stalled_) {
-        fmt::print(stderr, "kestrel: {}: PX4 answers again; lockstep resumed\n", who_);
+        spdlog::info("{}: PX4 answers again; lockstep resumed", who_);
         stalled_ = false;
       }
       if (!answered_) {
@@ -543,16 +542,15 @@ class Px4Bridge final : public System,
         map_.apply(controls_, armed_, rotors);
         if (lockstep_ &&
             std::any_of(rotors.begin(), rotors.end(), [](double w) { return w > 0; })) {
-          fmt::print(stderr,
-                     "kestrel: WARNING: {}: PX4's first answer is armed with rotors turning: "
-                     "what the world did before it (PX4 booting, at real time) depends on "
-                     "timing, so this run is not reproducible (arm once lockstep is on)\n",
-                     who_);
+          spdlog::warn(
+              "{}: PX4's first answer is armed with rotors turning: "
+              "what the world did before it (PX4 booting, at real time) depends on "
+              "timing, so this run is not reproducible (arm once lockstep is on)",
+              who_);
         }
-        fmt::print(stderr, "kestrel: {}: PX4's first answer (time_usec {}): {}\n", who_,
-                   a->time_usec,
-                   lockstep_ ? "lockstep on, sim time advances only on PX4's answers"
-                             : "<lockstep> is off, the world runs at real time");
+        spdlog::info("{}: PX4's first answer (time_usec {}): {}", who_, a->time_usec,
+                     lockstep_ ? "lockstep on, sim time advances only on PX4's answers"
+                               : "<lockstep> is off, the world runs at real time");
       }
       if (lockstep_ && !lockstep_active_) {
         // Lockstep (again) from the last HIL_SENSOR sent on, so that every step after it sees

@@ -1,6 +1,7 @@
 #include "sitl/vehicle.h"
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -145,12 +146,12 @@ void SensorReader::bind(const ecs::Registry& reg, const Vehicle& v, const std::s
         sensors::wmm_model(sc.latitude_deg, sc.longitude_deg, sc.elevation).enu());
     std::string why;
     if (magnetic_fields_disagree(world_field, wmm_W, why)) {
-      fmt::print(stderr,
-                 "kestrel: {}: the world's <magnetic_field> ({:.3g} {:.3g} {:.3g} T) {} "
-                 "the World Magnetic Model at <spherical_coordinates> ({:.3g} {:.3g} {:.3g} T); "
-                 "the magnetometer stand-in uses the WMM\n",
-                 who, world_field.X(), world_field.Y(), world_field.Z(), why, wmm_W.X(), wmm_W.Y(),
-                 wmm_W.Z());
+      spdlog::info(
+          "{}: the world's <magnetic_field> ({:.3g} {:.3g} {:.3g} T) {} "
+          "the World Magnetic Model at <spherical_coordinates> ({:.3g} {:.3g} {:.3g} T); "
+          "the magnetometer stand-in uses the WMM",
+          who, world_field.X(), world_field.Y(), world_field.Z(), why, wmm_W.X(), wmm_W.Y(),
+          wmm_W.Z());
     }
   }
   imu_ = mount_of(reg, v.imu);

@@ -39,12 +39,12 @@ std::unique_ptr<ProtoMsg> make_msg(const std::string& type, const std::string& t
                                    std::ostream& err) {
   auto m = msgs::Factory::New(canonical_type(type));
   if (!m) {
-    err << "kestrel: unknown message type '" << type
+    err << "error: unknown message type '" << type
         << "' (expected e.g. ignition.msgs.StringMsg; see `kestrel topic -i -t TOPIC`)\n";
     return nullptr;
   }
   if (!text.empty() && !google::protobuf::TextFormat::ParseFromString(text, m.get())) {
-    err << "kestrel: cannot read '" << text << "' as " << m->GetTypeName()
+    err << "error: cannot read '" << text << "' as " << m->GetTypeName()
         << " in protobuf text format (example: 'data: \"hello\"' for StringMsg)\n";
     return nullptr;
   }
@@ -77,7 +77,7 @@ int topic_info(ignition::transport::Node& node, const TopicOptions& o, std::ostr
     if (pubs.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (pubs.empty()) {
-    err << "kestrel: no publishers on topic [" << o.topic << "]\n";
+    err << "error: no publishers on topic [" << o.topic << "]\n";
     return 1;
   }
   out << "Publishers [Address, Message Type]:\n";
@@ -125,7 +125,7 @@ int topic_publish(ignition::transport::Node& node, const TopicOptions& o, std::o
   if (!msg) return 2;
   auto pub = node.Advertise(o.topic, std::string(msg->GetTypeName()));
   if (!pub) {
-    err << "kestrel: cannot advertise [" << o.topic << "] as " << msg->GetTypeName() << "\n";
+    err << "error: cannot advertise [" << o.topic << "] as " << msg->GetTypeName() << "\n";
     return 1;
   }
   // Give remote subscribers time to discover the publisher and connect. HasConnections turns
@@ -137,7 +137,7 @@ int topic_publish(ignition::transport::Node& node, const TopicOptions& o, std::o
   }
   if (pub.HasConnections()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   if (!pub.Publish(*msg)) {
-    err << "kestrel: publishing on [" << o.topic << "] failed\n";
+    err << "error: publishing on [" << o.topic << "] failed\n";
     return 1;
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the message leave
@@ -151,12 +151,12 @@ std::optional<Rep> call(ignition::transport::Node& node, const std::string& serv
   Rep rep;
   bool result = false;
   if (!node.Request(service, req, static_cast<unsigned>(timeout.count()), rep, result)) {
-    err << "kestrel: service " << service << " did not answer within " << timeout.count()
+    err << "error: service " << service << " did not answer within " << timeout.count()
         << " ms (is `kestrel run` running, with transport, on the same IGN_PARTITION?)\n";
     return std::nullopt;
   }
   if (!result) {
-    err << "kestrel: service " << service << " answered false\n";
+    err << "error: service " << service << " answered false\n";
     return std::nullopt;
   }
   return rep;
@@ -227,7 +227,7 @@ int run_service_command(const ServiceOptions& o, std::ostream& out, std::ostream
       if (pubs.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (pubs.empty()) {
-      err << "kestrel: no service [" << o.service << "]\n";
+      err << "error: no service [" << o.service << "]\n";
       return 1;
     }
     out << "Service providers [Address, Request Message Type, Response Message Type]:\n";
@@ -244,7 +244,8 @@ int run_service_command(const ServiceOptions& o, std::ostream& out, std::ostream
   for (int i = 0; i < std::max(1, o.repeat); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     if (!node.Request(o.service, *req, static_cast<unsigned>(o.timeout.count()), *rep, result)) {
-      err << "Service call timed out\n";
+      err << "error: service call to " << o.service << " timed out after " << o.timeout.count()
+          << " ms\n";
       return 1;
     }
     rtt_us.push_back(
@@ -268,7 +269,7 @@ int run_service_command(const ServiceOptions& o, std::ostream& out, std::ostream
     out << rep->DebugString() << "\n";
   }
   if (!result) {
-    err << "Service call failed\n";
+    err << "error: service call to " << o.service << " failed\n";
     return 1;
   }
   return 0;
@@ -282,7 +283,7 @@ int run_model_command(const ModelOptions& o, std::ostream& out, std::ostream& er
     auto worlds = call<msgs::StringMsg_V>(node, "/gazebo/worlds", msgs::Empty(), o.timeout, err);
     if (!worlds) return 1;
     if (worlds->data_size() == 0) {
-      err << "kestrel: /gazebo/worlds lists no world\n";
+      err << "error: /gazebo/worlds lists no world\n";
       return 1;
     }
     world = worlds->data(0);
@@ -297,7 +298,7 @@ int run_model_command(const ModelOptions& o, std::ostream& out, std::ostream& er
   }
   const msgs::Model* m = find_model(scene->model(), o.model);
   if (!m) {
-    err << "kestrel: no model named <" << o.model << "> in world [" << world << "]\n";
+    err << "error: no model named <" << o.model << "> in world [" << world << "]\n";
     return 1;
   }
   const bool all = !o.pose && !o.links && !o.joints;
@@ -317,7 +318,7 @@ int run_model_command(const ModelOptions& o, std::ostream& out, std::ostream& er
       out << pose_lines(l.pose(), "    ");
     }
     if (!found && !o.link.empty()) {
-      err << "kestrel: model <" << m->name() << "> has no link <" << o.link << ">\n";
+      err << "error: model <" << m->name() << "> has no link <" << o.link << ">\n";
       return 1;
     }
   }
@@ -334,7 +335,7 @@ int run_model_command(const ModelOptions& o, std::ostream& out, std::ostream& er
       out << pose_lines(j.pose(), "    ");
     }
     if (!found && !o.joint.empty()) {
-      err << "kestrel: model <" << m->name() << "> has no joint <" << o.joint << ">\n";
+      err << "error: model <" << m->name() << "> has no joint <" << o.joint << ">\n";
       return 1;
     }
   }

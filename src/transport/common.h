@@ -129,7 +129,7 @@ inline ignition::math::Pose3d from_msg(const ignition::msgs::Pose& m) {
 /// Sets header.stamp to sim time `t`.
 inline void stamp(ignition::msgs::Header* h, Duration t) { to_msg(t, h->mutable_stamp()); }
 
-/// One log line on stderr, "kestrel transport: <what>" (requests that fail, drops).
+/// One warning through the log sink, "warning: transport: <what>" (requests that fail, drops).
 void log_line(const std::string& what);
 
 }  // namespace kestrel::transport::detail

@@ -1,5 +1,6 @@
 // Where transport traffic goes: IGN_IP (localhost unless the user chose an address).
 #include <arpa/inet.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -29,12 +30,7 @@ std::string configure_network(const std::optional<std::string>& ip) {
 }
 
 namespace detail {
-void log_line(const std::string& what) {
-  static std::mutex m;
-  std::lock_guard lock(m);
-  std::fprintf(stderr, "kestrel transport: %s\n", what.c_str());
-  std::fflush(stderr);
-}
+void log_line(const std::string& what) { spdlog::warn("transport: {}", what); }
 }  // namespace detail
 
 }  // namespace kestrel::transport

@@ -259,7 +259,10 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
       reg.remove_now(e);
       throw Rejected{problem};
     }
-    for (const auto& f : findings.items()) detail::log_line(sdf::format_finding(f));
+    for (const auto& f : findings.items()) {
+      detail::log_line(sdf::format_finding(f).substr(
+          std::string(sdf::severity_name(f.severity)).size() + 2));  // its label is the sink's
+    }
     return e;
   }
 

@@ -8,6 +8,8 @@
 #include <regex>
 #include <set>
 
+#include "kestrel/core/log.h"
+#include "kestrel/core/text.h"
 #include "kestrel/physics/physics.h"
 #include "kestrel/sim/runner.h"
 #include "kestrel/sitl/sitl.h"
@@ -33,6 +35,20 @@ void add_error(CheckReport& r, const Error& e) {
   }
 }
 
+// A line a system logged, "FILE:LINE: [entity] message" (or any text), as a finding.
+void add_logged(CheckReport& r, bool error, const std::string& line) {
+  static const std::regex kLocated(R"(^(.+?):(\d+): (?:\[([^\]]*)\] )?(.*)$)");
+  std::smatch m;
+  sdf::Finding f{error ? Severity::kError : Severity::kWarning, r.description.file, 0, "", line};
+  if (std::regex_match(line, m, kLocated)) {
+    f.file = m[1];
+    f.line = std::stoi(m[2]);
+    f.entity = m[3];
+    f.message = m[4];
+  }
+  r.findings.add(std::move(f));
+}
+
 }  // namespace
 
 CheckReport check_world(const CheckOptions& options) {
@@ -46,7 +62,7 @@ CheckReport check_world(const CheckOptions& options) {
   r.findings = r.description.findings;
   ResolveOptions ro = options.resolve;
   ro.strict = ro.strict || options.strict;
-  const auto planned = plan_systems(r.description, world, registry, ro, r.findings);
+  const auto planned = plan_systems(r.description, world, registry, ro, r.findings, &r.missing);
   bool physics = false;
   for (const auto& s : planned) {
     r.systems.push_back({s.name, s.source, s.origin});
@@ -80,6 +96,8 @@ CheckReport check_world(const CheckOptions& options) {
     WorldSetupOptions ws;
     ws.load = load;
     ws.resolve = ro;
+    // What the systems log while configuring (a parameter with no effect) is a finding too.
+    log::Capture logged;
     try {
       load_world_into_runner(options.world, runner, ws);
       sitl::check_channel_maps(runner);  // as `kestrel run` refuses it
@@ -87,7 +105,10 @@ CheckReport check_world(const CheckOptions& options) {
     } catch (const Error& e) {
       add_error(r, e);
     }
+    for (const auto& l : logged.lines()) add_logged(r, l.error, l.message);
   }
+  // --strict: every warning is reported as the error it now is.
+  if (ro.strict) r.findings.promote_warnings();
   for (std::string_view gz : {"Physics", "UserCommands", "SceneBroadcaster"}) {
     bool have = false;
     for (const auto& b : ro.builtins) have = have || (b.is_default && b.name == gz);
@@ -108,12 +129,19 @@ void print_summary(const CheckReport& r, std::ostream& os) {
   } else {
     os << "model '" << r.description.model_file_of << "' (checked in an empty world)";
   }
-  os << ": " << c.models << " models, " << c.links << " links, " << c.joints << " joints, "
-     << c.sensors << " sensors, " << c.lights << " lights, " << c.frames << " frames; " << errors
-     << " errors, " << warnings << " warnings\n";
+  os << ": " << counted(c.models, "model") << ", " << counted(c.links, "link") << ", "
+     << counted(c.joints, "joint") << ", " << counted(c.sensors, "sensor") << ", "
+     << counted(c.lights, "light") << ", " << counted(c.frames, "frame") << "; "
+     << counted(errors, "error") << ", " << counted(warnings, "warning") << "\n";
   os << "systems that will run (" << r.systems.size() << "):\n";
   for (const auto& s : r.systems) {
     os << "  " << s.name << " (" << source_name(s.source) << ", from " << s.origin << ")\n";
+  }
+  if (!r.missing.empty()) {
+    os << "declared systems that will not run (" << r.missing.size() << "):\n";
+    for (const auto& m : r.missing) {
+      os << "  " << m.name << " on " << m.entity << " (" << m.origin << ")\n";
+    }
   }
   if (!r.description.default_systems) {
     os << "default systems: disabled by <kestrel:no_default_systems/>\n";
@@ -179,9 +207,7 @@ int run_check_command(const CheckOptions& options, std::ostream& out, std::ostre
     for (const auto& f : r.findings.items()) out << format_finding(f) << "\n";
     print_summary(r, out);
   }
-  const bool failed =
-      r.findings.has_errors() || (options.strict && r.findings.count(Severity::kWarning) > 0);
-  return failed ? 1 : 0;
+  return r.findings.has_errors() ? 1 : 0;
 }
 
 }  // namespace kestrel::world

@@ -57,7 +57,7 @@ const char* kGood = R"(<?xml version="1.0"?>
 
 TEST_F(CheckTest, CleanWorldExitsZeroWithSummary) {
   EXPECT_EQ(run(write("good.sdf", kGood)), 0) << out_.str() << err_.str();
-  EXPECT_THAT(out_.str(), HasSubstr("world 'w': 1 models, 1 links, 0 joints, 0 sensors"));
+  EXPECT_THAT(out_.str(), HasSubstr("world 'w': 1 model, 1 link, 0 joints, 0 sensors"));
   EXPECT_THAT(out_.str(), HasSubstr("0 errors, 0 warnings"));
   EXPECT_THAT(out_.str(), HasSubstr("kestrel::systems::Physics (default, from default)"));
 }

@@ -171,12 +171,33 @@ External load_external(const PluginDecl& p, const std::vector<fs::path>& dirs) {
 
 namespace {
 
+// Gazebo systems that only serve a GUI or rendering (normalized class names).
+constexpr std::string_view kRenderOnly[] = {"sensors", "cameravideorecorder", "logvideorecorder",
+                                            "shaderparam", "label"};
+
+}  // namespace
+
+bool render_only_system(const PluginDecl& p) {
+  for (const std::string& key :
+       {builtin_key_from_name(p.name), builtin_key_from_filename(p.filename)}) {
+    for (auto r : kRenderOnly) {
+      if (!key.empty() && key == r) return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
 // Resolves each declared plugin (built-in, else external library, else a finding). Records the
-// built-ins used and the unresolved Gazebo system names (for the sensor check).
+// built-ins used, the unresolved Gazebo system names (for the sensor check) and the plugins
+// left out.
 void resolve_plugins(std::span<const PluginDecl> plugins, const ecs::Registry& registry,
                      const ResolveOptions& options, Findings& findings,
                      std::vector<PlannedSystem>& out, std::set<std::string>& builtins_used,
-                     std::set<std::string>& declared_unavailable) {
+                     std::set<std::string>& declared_unavailable,
+                     std::vector<MissingSystem>* missing) {
+  std::set<std::string> render_only_reported;
   const auto dirs = system_plugin_search_path(options);
   auto entity_name = [&](ecs::Entity e) {
     return registry.alive(e) ? registry.scoped_name(e) : "";
@@ -222,17 +243,30 @@ void resolve_plugins(std::span<const PluginDecl> plugins, const ecs::Registry& r
     }
     if (!by_name.empty()) declared_unavailable.insert(by_name);
     if (!by_file.empty()) declared_unavailable.insert(by_file);
+    if (render_only_system(p)) {
+      // Reported once per system: a world declares them once per camera or model.
+      if (missing) missing->push_back({p.name, entity_name(p.entity), origin});
+      if (!render_only_reported.insert(by_name.empty() ? by_file : by_name).second) continue;
+      findings.warning(p.file, p.line, entity_name(p.entity),
+                       "plugin '" + p.name + "' (filename '" + p.filename +
+                           "') only serves a GUI or rendering, which Kestrel does not do: the "
+                           "world runs without it (reported once)");
+      continue;
+    }
     std::string searched;
     for (const auto& s : ext.searched) searched += (searched.empty() ? "" : ", ") + s.string();
-    sdf::Finding f{
-        options.strict ? sdf::Severity::kError : sdf::Severity::kWarning, p.file, p.line,
-        entity_name(p.entity),
-        "plugin '" + p.name + "' (filename '" + p.filename +
-            "') cannot be resolved: it is not a Kestrel built-in system (src/world/"
-            "builtin.cc) and no library was found; searched: " +
-            (searched.empty() ? "(no directories: set KESTREL_SYSTEM_PLUGIN_PATH)" : searched) +
-            ". The world runs without it."};
-    findings.add(std::move(f));
+    const bool blocks = options.strict || !options.allow_missing;
+    if (!blocks && missing) missing->push_back({p.name, entity_name(p.entity), origin});
+    findings.add(
+        {blocks ? sdf::Severity::kError : sdf::Severity::kWarning, p.file, p.line,
+         entity_name(p.entity),
+         "plugin '" + p.name + "' (filename '" + p.filename +
+             "') cannot be resolved: it is not a Kestrel built-in system (src/world/"
+             "builtin.cc) and no library was found; searched: " +
+             (searched.empty() ? "(no directories: set KESTREL_SYSTEM_PLUGIN_PATH)" : searched) +
+             (blocks ? ". A world runs with every system it declares "
+                       "(--allow-missing-systems runs it without)"
+                     : ". The world runs without it (--allow-missing-systems)")});
   }
 }
 
@@ -243,20 +277,22 @@ std::vector<PlannedSystem> plan_plugins(std::span<const PluginDecl> plugins,
                                         const ResolveOptions& options, Findings& findings) {
   std::vector<PlannedSystem> out;
   std::set<std::string> used, unavailable;
-  resolve_plugins(plugins, registry, options, findings, out, used, unavailable);
+  resolve_plugins(plugins, registry, options, findings, out, used, unavailable, nullptr);
   return out;
 }
 
 std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity world,
                                         const ecs::Registry& registry,
-                                        const ResolveOptions& options, Findings& findings) {
+                                        const ResolveOptions& options, Findings& findings,
+                                        std::vector<MissingSystem>* missing) {
   std::vector<PlannedSystem> out;
   std::set<std::string> builtins_used;         // normalized builtin names in the plan
   std::set<std::string> declared_unavailable;  // normalized keys of unresolved gz systems
   auto entity_name = [&](ecs::Entity e) {
     return registry.alive(e) ? registry.scoped_name(e) : "";
   };
-  resolve_plugins(d.plugins, registry, options, findings, out, builtins_used, declared_unavailable);
+  resolve_plugins(d.plugins, registry, options, findings, out, builtins_used, declared_unavailable,
+                  missing);
 
   // Gazebo's defaults, merged in (never dropped because other plugins are declared).
   if (d.default_systems) {
@@ -276,7 +312,8 @@ std::vector<PlannedSystem> plan_systems(const WorldDescription& d, ecs::Entity w
 
   // Sensors no system serves (a world's business: a model file checked on its own cannot
   // declare the world's sensor systems).
-  for (const auto& [e, type] : d.model_file_of.empty() ? d.sensors : decltype(d.sensors){}) {
+  static const decltype(d.sensors) kNone;
+  for (const auto& [e, type] : d.model_file_of.empty() ? d.sensors : kNone) {
     bool served = false;
     for (const auto& b : options.builtins) {
       if (!builtins_used.count(normalize(b.name))) continue;

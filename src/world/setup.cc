@@ -44,14 +44,16 @@ WorldSetup load_world_into_runner(const fs::path& world_file, sim::Runner& runne
   setup.findings = setup.description.findings;
   ResolveOptions ro = options.resolve;
   ro.strict = ro.strict || options.strict;
-  auto planned = plan_systems(setup.description, runner.world(), reg, ro, setup.findings);
+  auto planned =
+      plan_systems(setup.description, runner.world(), reg, ro, setup.findings, &setup.missing);
+  if (options.strict) setup.findings.promote_warnings();
 
   std::string errors;
   std::size_t n = 0;
   // Warnings are returned, not logged: the caller prints them once (`kestrel run` and `check`
   // printed each twice when this logged them too).
   for (const auto& f : setup.findings.items()) {
-    if (f.severity == sdf::Severity::kError || options.strict) {
+    if (f.severity == sdf::Severity::kError) {
       errors += "\n  " + sdf::format_finding(f);
       ++n;
     }

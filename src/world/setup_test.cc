@@ -33,6 +33,7 @@ struct Planned {
   WorldDescription d;
   Findings findings;
   std::vector<PlannedSystem> systems;
+  std::vector<MissingSystem> missing;
 };
 
 std::unique_ptr<Planned> plan(const std::string& body, ResolveOptions ro = {}) {
@@ -41,7 +42,7 @@ std::unique_ptr<Planned> plan(const std::string& body, ResolveOptions ro = {}) {
   p->d = load_world_string("<sdf version='1.9'><world name='w'>" + body + "</world></sdf>", p->reg,
                            p->world, {}, "w.sdf");
   if (ro.builtins.data() == world::builtin_systems().data()) ro.builtins = kTestBuiltins;
-  p->systems = plan_systems(p->d, p->world, p->reg, ro, p->findings);
+  p->systems = plan_systems(p->d, p->world, p->reg, ro, p->findings, &p->missing);
   return p;
 }
 
@@ -99,20 +100,50 @@ TEST(PluginResolution, OptOutOfDefaultsLeavesNoPhysicsError) {
   EXPECT_THAT(messages(p->findings), HasSubstr("error: w.sdf: the world has no physics"));
 }
 
-TEST(PluginResolution, UnresolvedPluginWarnsWithPathsAndStrictMakesItAnError) {
+// A world runs with every system it declares or not at all (Gazebo's buoyancy world without
+// its Buoyancy system: the submarines sink): an unresolved plugin is an error naming every path
+// searched, unless missing systems are allowed; then it is a warning and listed as missing.
+TEST(PluginResolution, UnresolvedPluginIsAnErrorUnlessMissingSystemsAreAllowed) {
   ResolveOptions ro;
   ro.plugin_paths = {"/nonexistent/dir"};
-  auto p = plan(
-      "<plugin filename='gz-sim-lift-drag-system' name='gz::sim::systems::LiftDrag'/>" + model(""),
-      ro);
+  const std::string body =
+      model("<plugin filename='gz-sim-buoyancy-system' name='gz::sim::systems::Buoyancy'/>");
+  auto p = plan(body, ro);
   const std::string m = messages(p->findings);
-  EXPECT_THAT(m, HasSubstr("warning: w.sdf:1: [w] plugin 'gz::sim::systems::LiftDrag' (filename "
-                           "'gz-sim-lift-drag-system') cannot be resolved"));
-  EXPECT_THAT(m, HasSubstr("/nonexistent/dir/libgz-sim-lift-drag-system.so"));
-  EXPECT_EQ(p->findings.count(Severity::kError), 0u);
+  EXPECT_THAT(m, HasSubstr("error: w.sdf:2: [w::m] plugin 'gz::sim::systems::Buoyancy' (filename "
+                           "'gz-sim-buoyancy-system') cannot be resolved"));
+  EXPECT_THAT(m, HasSubstr("/nonexistent/dir/libgz-sim-buoyancy-system.so"));
+  EXPECT_THAT(m, HasSubstr("--allow-missing-systems"));
+  EXPECT_TRUE(p->missing.empty());
+  ro.allow_missing = true;
+  auto a = plan(body, ro);
+  EXPECT_THAT(messages(a->findings), HasSubstr("warning: w.sdf:2: [w::m] plugin "
+                                               "'gz::sim::systems::Buoyancy'"));
+  EXPECT_EQ(a->findings.count(Severity::kError), 0u);
+  ASSERT_EQ(a->missing.size(), 1u);
+  EXPECT_EQ(a->missing[0].name, "gz::sim::systems::Buoyancy");
+  EXPECT_EQ(a->missing[0].entity, "w::m");
+  EXPECT_EQ(a->missing[0].origin, "w.sdf:2");
   ro.strict = true;
-  auto s = plan("<plugin filename='nothing' name='x'/>" + model(""), ro);
-  EXPECT_THAT(messages(s->findings), HasSubstr("error: w.sdf:1: [w] plugin 'x'"));
+  auto s = plan(body, ro);
+  EXPECT_EQ(s->findings.count(Severity::kError), 1u) << "--strict wins";
+}
+
+// A system that only serves rendering (Gazebo's Sensors, for cameras) is reported once and
+// does not block, however often it is declared.
+TEST(PluginResolution, RenderOnlySystemsAreReportedOnceAndDoNotBlock) {
+  auto p = plan(
+      "<plugin filename='gz-sim-sensors-system' name='gz::sim::systems::Sensors'>"
+      "<render_engine>ogre2</render_engine></plugin>\n"
+      "<plugin filename='libignition-gazebo6-sensors-system.so' "
+      "name='ignition::gazebo::systems::Sensors'/>" +
+      model(""));
+  const std::string m = messages(p->findings);
+  EXPECT_EQ(p->findings.count(Severity::kError), 0u) << m;
+  EXPECT_EQ(p->findings.count(Severity::kWarning), 1u) << m;
+  EXPECT_THAT(m, HasSubstr("warning: w.sdf:1: [w] plugin 'gz::sim::systems::Sensors' (filename "
+                           "'gz-sim-sensors-system') only serves a GUI or rendering"));
+  EXPECT_EQ(p->missing.size(), 2u);
 }
 
 TEST(PluginResolution, SensorWithoutItsSystemIsReported) {

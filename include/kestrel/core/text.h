@@ -13,6 +13,9 @@ namespace kestrel {
 /// `s` without leading and trailing whitespace (space, tab, CR, LF).
 std::string_view trim(std::string_view s);
 
+/// "1 model", "0 models", "3 models": a count with its noun, plural unless one.
+std::string counted(std::size_t n, std::string_view noun);
+
 /// Optimal string alignment distance: insertions, deletions, substitutions and transpositions
 /// of neighbours each cost 1 ("mas" → "mass" 1, "max_setp_size" → "max_step_size" 1).
 std::size_t edit_distance(std::string_view a, std::string_view b);

@@ -31,6 +31,10 @@ class Findings {
   std::vector<Finding>& items() { return items_; }
   std::size_t count(Severity s) const;
   bool has_errors() const { return count(Severity::kError) > 0; }
+  /// Every warning becomes an error (`--strict`): reported as what it now is.
+  void promote_warnings() {
+    for (auto& f : items_) f.severity = Severity::kError;
+  }
 
  private:
   std::vector<Finding> items_;

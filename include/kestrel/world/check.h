@@ -27,6 +27,7 @@ struct CheckOptions {
 struct CheckReport {
   WorldDescription description;
   std::vector<WorldSetup::SystemInfo> systems;
+  std::vector<MissingSystem> missing;         ///< declared plugins a run goes without
   Findings findings;                          ///< loader findings then resolution findings
   std::vector<std::string> defaults_missing;  ///< Gazebo defaults Kestrel does not provide yet
 };

@@ -11,7 +11,9 @@
 ///     with or without lib and .so); names compare without case, '-' or '_'.
 ///  2. Else a shared library F (exact, libF.so, F.so, libF) on the plugin search path, loaded
 ///     with ignition-plugin; the system in it is chosen by N (its KESTREL_ADD_SYSTEM alias).
-///  3. Else a warning naming the plugin and every path searched (an error with strict).
+///  3. Else an error naming the plugin and every path searched (a world runs with every system
+///     it declares or not at all), a warning with allow_missing; a system that only serves a
+///     GUI or rendering is a warning, reported once per system.
 /// Gazebo's default systems that are built in (Physics, UserCommands, SceneBroadcaster, as
 /// they exist) are added to the world unless declared or the world has
 /// <kestrel:no_default_systems/>.
@@ -53,7 +55,24 @@ struct ResolveOptions {
   std::vector<std::filesystem::path> plugin_paths;
   /// Unresolved plugins are errors instead of warnings.
   bool strict = false;
+  /// A plugin no built-in system or library provides is a warning, and the world runs without
+  /// it (`--allow-missing-systems`); otherwise it is an error: `kestrel run` refuses the world.
+  /// Plugins that only serve a GUI or rendering (render_only_system) are warnings either way.
+  bool allow_missing = false;
 };
+
+/// A declared plugin the world runs without (allow_missing): for the start and final summary
+/// of `kestrel run`.
+struct MissingSystem {
+  std::string name;    ///< the plugin's name ("gz::sim::systems::DiffDrive")
+  std::string entity;  ///< scoped name of the entity it was declared on
+  std::string origin;  ///< "world.sdf:279"
+};
+
+/// True for a Gazebo system that only serves a GUI or rendering Kestrel does not do (the
+/// rendering Sensors system, video recorders, shader parameters, segmentation labels): a world
+/// without it runs as it would in Gazebo without a GUI. Matched by name or filename as built-ins.
+bool render_only_system(const PluginDecl& plugin);
 
 /// Directories searched for system libraries: options.plugin_paths, then
 /// KESTREL_SYSTEM_PLUGIN_PATH, GZ_SIM_SYSTEM_PLUGIN_PATH, IGN_GAZEBO_SYSTEM_PLUGIN_PATH.
@@ -62,9 +81,11 @@ std::vector<std::filesystem::path> system_plugin_search_path(const ResolveOption
 /// Resolves every plugin of `world` plus the defaults, instantiating each system (external
 /// libraries are loaded). Adds to `findings`: unresolved plugins, sensors no system serves,
 /// a world with no physics.
+/// `missing` (if given) receives the declared plugins left out (allow_missing or render-only).
 std::vector<PlannedSystem> plan_systems(const WorldDescription& world, ecs::Entity world_entity,
                                         const ecs::Registry& registry,
-                                        const ResolveOptions& options, Findings& findings);
+                                        const ResolveOptions& options, Findings& findings,
+                                        std::vector<MissingSystem>* missing = nullptr);
 
 /// Resolves plugins declared outside a world file's load (a model spawned at run time) as
 /// plan_systems does, without Gazebo's defaults or world-level checks: unresolved plugins are
@@ -92,6 +113,8 @@ struct WorldSetup {
     std::string origin;
   };
   std::vector<SystemInfo> systems;
+  /// Declared plugins the world runs without (ResolveOptions::allow_missing, render-only ones).
+  std::vector<MissingSystem> missing;
   Findings findings;  ///< loader findings then resolution findings
 };
 

@@ -185,7 +185,7 @@ int run_make_swarm_command(const SwarmOptions& options, const std::string& outpu
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!(f << *text) || !f.flush()) throw Error(path.string(), "cannot write the swarm world");
   }
-  std::fprintf(stderr, "kestrel: wrote %d vehicles to %s (vehicle model: %s)\n", options.count,
+  std::fprintf(stderr, "info: wrote %d vehicles to %s (vehicle model: %s)\n", options.count,
                world.c_str(), vehicle.c_str());
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "kestrel/core/error.h"
+#include "kestrel/core/log.h"
 
 namespace kestrel::systems::testing {
 
@@ -184,6 +185,7 @@ struct CapturedLog::Impl {
 };
 
 CapturedLog::CapturedLog() : impl_(std::make_unique<Impl>()) {
+  ::kestrel::log::init();  // the default logger this sink joins (a Runner made later keeps it)
   impl_->sink->set_pattern("%l: %v");
   spdlog::default_logger()->sinks().push_back(impl_->sink);
 }

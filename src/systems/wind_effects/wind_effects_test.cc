@@ -15,6 +15,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/log.h"
 #include "sensors/common/test_util.h"
 #include "sensors/common/test_world.h"
 
@@ -164,6 +165,7 @@ TEST(WindEffects, UnknownParameterIsAnError) {
 class LogCapture {
  public:
   LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+    ::kestrel::log::init();  // the one sink's logger, which the Runner keeps
     sink_->set_pattern("%l: %v");
     spdlog::default_logger()->sinks().push_back(sink_);
   }
