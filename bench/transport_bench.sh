@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Transport benchmarks (docs/performance.md, section "Transport"). Runs itself inside
 # scripts/netns (loopback only).
-#   1. RTF of ../shared/worlds/gz/test_quadcopter.sdf as fast as possible, transport on vs
-#      --no-transport (alternating runs, best of N each), with a /clock and a /stats listener
-#      attached in the "listened" variant.
+#   1. RTF of the project's worlds/x3_mission.sdf (an X3 with IMU, magnetometer, barometer and
+#      GNSS publishing, flying its mission) as fast as possible, transport on vs --no-transport
+#      (alternating runs, best of N each), with a /clock and a /stats listener attached in the
+#      "listened" variant.
 #   2. Service round trip: /world/W/control (pause) from another process, 200 calls.
 #   usage: bench/transport_bench.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
@@ -14,13 +15,13 @@ if [ "$(ip -o link show | grep -vc ': lo:')" -ne 0 ]; then
   exec "$root/scripts/netns" "$0" "$build" "$runs"
 fi
 kestrel=$build/src/cli/kestrel
-world=$root/../shared/worlds/gz/test_quadcopter.sdf
-[ -f "$world" ] || { echo "missing $world"; exit 1; }
+world=$root/worlds/x3_mission.sdf
 export IGN_PARTITION="kestrel_bench_$$"
 dur=20
 
 rtf() {  # rtf ARGS... -> the run's overall RTF (sim time / wall time)
-  "$kestrel" run "$world" --rtf 0 --duration "$dur" "$@" 2>/dev/null |
+  # (exit 1: the mission is not over after $dur s; the summary line is what counts)
+  { "$kestrel" run "$world" --rtf 0 --duration "$dur" "$@" 2>/dev/null || true; } |
     sed -n 's/.*wall time [0-9.]* s, RTF \([0-9.]*\),.*/\1/p'
 }
 best() { sort -g | tail -1; }
@@ -39,7 +40,7 @@ done
 b_off=$(printf '%s\n' "${off[@]}" | best)
 b_on=$(printf '%s\n' "${on[@]}" | best)
 b_l=$(printf '%s\n' "${listened[@]}" | best)
-echo "RTF test_quadcopter.sdf, ${dur} s sim, as fast as possible, best of $runs:"
+echo "RTF x3_mission.sdf, ${dur} s sim, as fast as possible, best of $runs:"
 echo "  --no-transport          ${off[*]} -> $b_off"
 echo "  transport, no listener  ${on[*]} -> $b_on  ratio $(awk -v a="$b_on" -v b="$b_off" 'BEGIN{printf "%.3f", a/b}')"
 echo "  transport, /clock+/stats echoed ${listened[*]} -> $b_l  ratio $(awk -v a="$b_l" -v b="$b_off" 'BEGIN{printf "%.3f", a/b}')"
