@@ -110,10 +110,21 @@ ign service -s /world/tw/control --reqtype ignition.msgs.WorldControl \
   has 'data: true' || fail "ign-transport-service call"
 "$kestrel" topic -i -t /world/tw/stats | has 'ignition.msgs.WorldStatistics' || fail "topic -i"
 
-# Usage errors exit 2.
+# Exit codes: 0 done, 1 what was asked for is not there, 2 usage.
 set +e
 "$kestrel" topic -p -t /x -m ignition.msgs.NoSuchType 'data: 1' 2>/dev/null; [ $? -eq 2 ] ||
   fail "unknown msgtype must exit 2"
+"$kestrel" topic -i -t /no/such/topic 2>"$tmp/err"; [ $? -eq 1 ] || fail "topic -i on no topic must exit 1"
+has -F "error: no publishers on topic [/no/such/topic]" "$tmp/err" || fail "topic -i says why"
+"$kestrel" service -i -s /no/such/service 2>/dev/null; [ $? -eq 1 ] ||
+  fail "service -i on no service must exit 1"
+"$kestrel" service -s /no/such/service --reqtype ignition.msgs.Empty --reptype ignition.msgs.Empty \
+  --req '' --timeout 200 2>"$tmp/err"; [ $? -eq 1 ] || fail "a call nobody answers must exit 1"
+has -F "error: service call to /no/such/service timed out after 200 ms" "$tmp/err" ||
+  fail "the timed-out call says so"
+"$kestrel" model -m nope 2>/dev/null; [ $? -eq 1 ] || fail "model -m on no model must exit 1"
+"$kestrel" model --list >/dev/null 2>&1; [ $? -eq 0 ] || fail "model --list must exit 0"
+"$kestrel" model 2>/dev/null; [ $? -eq 2 ] || fail "model without --list or -m must exit 2"
 set -e
 
 kill -TERM "$pid"  # (background jobs of a script ignore SIGINT)
