@@ -46,18 +46,11 @@ std::mutex& table_mutex() {
 
 }  // namespace
 
-bool valid_child(const std::string& parent, const std::string& child) {
-  std::lock_guard lock(table_mutex());  // libsdformat's init is not known to be thread-safe
-  const auto& t = children();
-  const auto it = t.find(parent);
-  return it != t.end() && it->second.count(child) > 0;
-}
-
 std::string misspelling_of(const std::string& parent, const std::string& child) {
   if (child.find(':') != std::string::npos) return {};
   std::vector<std::string> candidates;
   {
-    std::lock_guard lock(table_mutex());
+    std::lock_guard lock(table_mutex());  // libsdformat's init is not known to be thread-safe
     const auto& t = children();
     const auto it = t.find(parent);
     if (it == t.end() || it->second.count(child)) return {};

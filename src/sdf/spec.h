@@ -6,13 +6,11 @@
 
 namespace kestrel::sdf::detail {
 
-/// True if `child` is an element SDF defines inside an element named `parent` (any element of
-/// that name in the specification: `<ode>` under `<physics>` and under `<friction>` both count).
-bool valid_child(const std::string& parent, const std::string& child);
-
 /// The SDF element that `child`, not valid inside `parent`, is a misspelling of ("mas" in
 /// "inertial" → "mass"): the closest valid child of `parent` within kestrel::closest_match's
-/// distance, else empty. Namespaced elements (`kestrel:x`, `gz:y`) are never misspellings.
+/// distance, else empty. Valid inside `parent` means defined inside any element of that name in
+/// the specification (`<ode>` under `<physics>` and under `<friction>` both count). Namespaced
+/// elements (`kestrel:x`, `gz:y`) are never misspellings.
 std::string misspelling_of(const std::string& parent, const std::string& child);
 
 /// The error for a misspelt element: "<mas> is not an element of <inertial>: did you mean
