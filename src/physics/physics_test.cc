@@ -105,6 +105,29 @@ TEST(Physics, BoxRestsOnGroundWithContactForceMg) {
   EXPECT_NEAR(w.r().get<c::WorldLinearAcceleration>(link).value.Length(), 0, 0.05);
 }
 
+// physics::testing::millimetre_cube_ply() with <scale> 0.001: it rests on the ground at its
+// half-height.
+TEST(Physics, ConvertedMeshCollidesAtItsScaledSize) {
+  TestWorld w;
+  w.ground();
+  const auto model = w.model("cube", Pose3d(0, 0, 0.5, 0, 0, 0));
+  const double m = 1.0, I = m * 0.2 * 0.2 / 6;
+  const auto link = w.link(model, "link", Pose3d::Zero, m, {I, I, I});
+  c::MeshShape mesh;
+  mesh.uri = "model://cube/cube_mm.ply";
+  mesh.path = testing::millimetre_cube_ply();
+  mesh.scale = {0.001, 0.001, 0.001};
+  w.collision(link, "collision", c::Geometry{mesh});
+  w.start();
+  w.step(2000);
+  EXPECT_NEAR(w.r().get<c::WorldPose>(link).value.Pos().Z(), 0.1, 1e-3);
+  Vector3d total;
+  for (const auto& p : w.r().get<c::Contacts>(w.r().child_by_name(link, "collision")).points) {
+    total += p.force;
+  }
+  EXPECT_NEAR(total.Z(), m * kG, 0.01 * m * kG);
+}
+
 // A box on a slope (gravity tilted by θ about y) slides only when tan θ > μ.
 // `ground_mu` (if > 0) gives the ground its own μ.
 double slide_distance(double theta, double mu, double seconds, double ground_mu = 0) {

@@ -1,5 +1,10 @@
 #include "physics/test_worlds.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "kestrel/physics/physics.h"
 #include "physics/pose_math.h"
 
@@ -117,6 +122,22 @@ ecs::Entity link_of(ecs::Registry& r, ecs::Entity model) {
   const ecs::Entity l = r.child_by_name(model, "link");
   KESTREL_DEMAND(l != ecs::kNullEntity);
   return l;
+}
+
+std::string millimetre_cube_ply() {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("kestrel_cube_mm_" + std::to_string(::getpid()) + ".ply"))
+                               .string();
+  std::ofstream out(path);
+  out << "ply\nformat ascii 1.0\nelement vertex 8\nproperty float x\nproperty float y\n"
+         "property float z\nelement face 6\nproperty list uchar int vertex_indices\n"
+         "end_header\n";
+  for (int i = 0; i < 8; ++i) {
+    out << ((i & 1) ? 100 : -100) << ' ' << ((i & 2) ? 100 : -100) << ' ' << ((i & 4) ? 100 : -100)
+        << '\n';
+  }
+  out << "4 0 2 3 1\n4 4 5 7 6\n4 0 1 5 4\n4 2 6 7 3\n4 0 4 6 2\n4 1 3 7 5\n";
+  return path;
 }
 
 }  // namespace kestrel::physics::testing

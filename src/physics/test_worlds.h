@@ -46,6 +46,10 @@ struct TestWorld {
   std::unique_ptr<sim::Runner> runner;
 };
 
+/// A 200 mm cube authored in millimetres (±100 per axis) as an ASCII PLY file, a format MuJoCo
+/// cannot read; returns its path (in the test's temporary folder).
+std::string millimetre_cube_ply();
+
 /// The link "link" of a box model.
 ecs::Entity link_of(ecs::Registry& r, ecs::Entity model);
 

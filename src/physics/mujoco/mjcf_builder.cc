@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "kestrel/components/world.h"
+#include "mesh/mesh.h"
 #include "physics/pose_math.h"
 
 namespace kestrel::physics::mujoco {
@@ -20,6 +21,9 @@ using ignition::math::Pose3d;
 using ignition::math::Quaterniond;
 using ignition::math::Vector3d;
 using Severity = PhysicsIssue::Severity;
+
+// [kg/m³] a link's mass over its collision mesh's box below this is reported (air: 1.2).
+constexpr double kMinPlausibleDensity = 1e-3;
 
 // Shortest round-trip decimal: MuJoCo's strtod reads back exactly the double we hold.
 std::string num(double v) { return fmt::format("{}", v); }
@@ -550,7 +554,7 @@ class Builder {
       el->SetAttribute("size", "0 0 1");  // infinite
       X_LG = Pose3d(X_LG.Pos(), X_LG.Rot() * z_onto(pl->normal));
     } else if (auto* me = std::get_if<c::MeshShape>(&s)) {
-      if (!mesh(el, g, *me)) return false;
+      if (!mesh(el, g, *me, li)) return false;
     } else if (std::holds_alternative<c::HeightmapShape>(s)) {
       issue(Severity::kError, g, "heightmap collisions are not supported by the MuJoCo backend");
       return false;
@@ -561,7 +565,7 @@ class Builder {
     return true;
   }
 
-  bool mesh(tinyxml2::XMLElement* el, ecs::Entity g, const c::MeshShape& me) {
+  bool mesh(tinyxml2::XMLElement* el, ecs::Entity g, const c::MeshShape& me, const LinkInfo& li) {
     if (me.path.empty()) {
       issue(Severity::kError, g, fmt::format("mesh '{}' could not be resolved to a file", me.uri));
       return false;
@@ -569,28 +573,59 @@ class Builder {
     std::string ext = std::filesystem::path(me.path).extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(),
                    [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-    if (ext != ".stl" && ext != ".obj") {
-      issue(Severity::kError, g,
-            fmt::format("mesh '{}': MuJoCo 2.2 reads STL and OBJ only, found '{}'", me.uri, ext));
-      return false;
-    }
-    if (!me.submesh.empty()) {
-      issue(Severity::kWarning, g,
-            fmt::format("mesh submesh '{}' is ignored; the whole file is used", me.submesh));
+    // MuJoCo reads STL and OBJ itself (whole file, SDF <scale> as its scale); every other format,
+    // and a submesh, comes through the mesh door as triangles in metres, scaled, as MSH.
+    const bool native = (ext == ".stl" || ext == ".obj") && me.submesh.empty();
+    mesh::TriMesh tri;
+    const std::string why = mesh::load(me, me.scale, tri);
+    if (!why.empty()) {
+      issue(native ? Severity::kWarning : Severity::kError, g, why);
+      if (!native) return false;
+    } else {
+      plausible_extent(g, mesh::bounds(tri), li);
     }
     issue(Severity::kWarning, g,
           "mesh collision uses the mesh's convex hull (MuJoCo collides convex meshes only)");
     const std::string mesh_name = fmt::format("mesh{}", out_.meshes.size());
-    MeshFile mf{mesh_name + ext, me.path};
+    MeshFile mf{mesh_name + (native ? ext : ".msh"), me.path, {}};
+    if (!native) mf.data = mesh::to_msh(tri);
     auto* asset = assets_->InsertNewChildElement("mesh");
     asset->SetAttribute("name", mesh_name.c_str());
+    if (options_.absolute_mesh_paths && !native) {
+      issue(Severity::kWarning, g,
+            fmt::format("mesh '{}' ({}) is converted in memory when Kestrel runs; the exported "
+                        "MJCF names the original file, which MuJoCo cannot read",
+                        me.uri, ext));
+    }
     asset->SetAttribute("file",
                         options_.absolute_mesh_paths ? me.path.c_str() : mf.vfs_name.c_str());
-    asset->SetAttribute("scale", vec3(me.scale).c_str());
+    if (native) asset->SetAttribute("scale", vec3(me.scale).c_str());
     out_.meshes.push_back(std::move(mf));
     el->SetAttribute("type", "mesh");
     el->SetAttribute("mesh", mesh_name.c_str());
     return true;
+  }
+
+  // A mesh authored in millimetres (or centimetres) and loaded as metres is 1000× (100×) too
+  // big for its link: the link's mass spread over the mesh's box would be lighter than
+  // 1/1000 of air (1.2 kg/m³), which no solid is. Moving links only (a static link's mass is
+  // not simulated).
+  void plausible_extent(ecs::Entity g, const mesh::Bounds& b, const LinkInfo& li) {
+    if (!li.dynamic) return;
+    const auto* in = r_.try_get<c::Inertial>(li.link);
+    if (!in) return;
+    const double m = in->value.MassMatrix().Mass();
+    const Vector3d size = b.size();
+    const double volume = size.X() * size.Y() * size.Z();
+    if (!(m > 0) || !(volume > 0) || m / volume >= kMinPlausibleDensity) return;
+    const Vector3d I = in->value.MassMatrix().PrincipalMoments();
+    const double gyration = std::sqrt((I.X() + I.Y() + I.Z()) / (2 * m));
+    issue(Severity::kWarning, g,
+          fmt::format("collision mesh is {:.4g} x {:.4g} x {:.4g} m for a link of {:.4g} kg "
+                      "(radius of gyration {:.3g} m): {:.3g} kg/m³ over its box is implausible "
+                      "(below {} kg/m³); was it authored in millimetres or centimetres? Set "
+                      "<scale> (0.001 for millimetres) or the file's <unit meter>",
+                      size.X(), size.Y(), size.Z(), m, gyration, m / volume, kMinPlausibleDensity));
   }
 
   // Gazebo's engines (ODE, DART) give a contact the smaller μ of its two surfaces; MuJoCo the

@@ -48,6 +48,7 @@ struct ModelRecord {
 struct MeshFile {
   std::string vfs_name;  // name inside the MuJoCo VFS
   std::string path;      // file on disk
+  std::string data;      // the file's bytes when converted (MSH), else empty: read `path`
 };
 
 struct MjcfModel {

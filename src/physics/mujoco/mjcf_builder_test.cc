@@ -73,11 +73,35 @@ TEST(MjcfBuilder, UnsupportedFeaturesAreReportedByName) {
   w.collision(b, "plane", c::Geometry{c::PlaneShape{}});
   const auto text = messages(build_mjcf(w.r(), w.world()));
   EXPECT_THAT(text, HasSubstr("error: test::robot::screw: joint type 'screw' is not supported"));
-  EXPECT_THAT(text, HasSubstr("test::robot::a::mesh: mesh 'model://robot/meshes/body.dae': "
-                              "MuJoCo 2.2 reads STL and OBJ only"));
+  EXPECT_THAT(text, HasSubstr("error: test::robot::a::mesh: mesh '/tmp/body.dae' could not be "
+                              "read"));
   EXPECT_THAT(text, HasSubstr("test::robot::a::terrain: heightmap"));
   EXPECT_THAT(text, HasSubstr("warning: test::robot::b::aniso: mu2 (0.3) differs from mu (1)"));
   EXPECT_THAT(text, HasSubstr("test::robot::b::plane: plane collision on a moving link"));
+}
+
+// The millimetre cube of physics_test without its <scale>: 1000× too big for its 1 kg.
+TEST(MjcfBuilder, CollisionMeshTooBigForItsLinkIsReported) {
+  TestWorld w;
+  const auto model = w.model("cube", Pose3d::Zero);
+  const double I = 0.2 * 0.2 / 6;
+  const auto link = w.link(model, "link", Pose3d::Zero, 1.0, {I, I, I});
+  c::MeshShape mesh;
+  mesh.uri = "model://cube/cube_mm.ply";
+  mesh.path = physics::testing::millimetre_cube_ply();
+  w.collision(link, "collision", c::Geometry{mesh});
+  const MjcfModel m = build_mjcf(w.r(), w.world());
+  EXPECT_THAT(messages(m), HasSubstr("warning: test::cube::link::collision: collision mesh is "
+                                     "200 x 200 x 200 m for a link of 1 kg (radius of gyration "
+                                     "0.1 m): 1.25e-07 kg/m³ over its box is implausible"));
+  ASSERT_EQ(m.meshes.size(), 1u);
+  EXPECT_EQ(m.meshes[0].vfs_name, "mesh0.msh");
+  // At its <scale> nothing is said but the convex hull.
+  mesh.scale = {0.001, 0.001, 0.001};
+  w.r().get<c::Geometry>(w.r().child_by_name(link, "collision")).shape = mesh;
+  EXPECT_EQ(messages(build_mjcf(w.r(), w.world())),
+            "warning: test::cube::link::collision: mesh collision uses the mesh's convex hull "
+            "(MuJoCo collides convex meshes only)\n");
 }
 
 TEST(MjcfBuilder, BadInertiaAndMassAreErrorsNamingTheLink) {

@@ -338,6 +338,10 @@ class MujocoEngine final : public PhysicsEngine {
     };
     add("kestrel.xml", mjcf.xml);
     for (const auto& mesh : mjcf.meshes) {
+      if (!mesh.data.empty()) {
+        add(mesh.vfs_name, mesh.data);
+        continue;
+      }
       std::ifstream in(mesh.path, std::ios::binary);
       if (!in) {
         mj_deleteVFS(vfs.get());
@@ -527,14 +531,12 @@ class MujocoEngine final : public PhysicsEngine {
     body_refs_.clear();
     for (const Body& b : map_.bodies) {
       const ecs::Entity e = b.link;
-      body_refs_.push_back({r.try_get<c::WorldPose>(e), r.try_get<c::Pose>(e),
-                            r.try_get<c::WorldLinearVelocity>(e),
-                            r.try_get<c::WorldAngularVelocity>(e), r.try_get<c::LinearVelocity>(e),
-                            r.try_get<c::AngularVelocity>(e),
-                            r.try_get<c::WorldLinearAcceleration>(e),
-                            r.try_get<c::LinearAcceleration>(e),
-                            r.try_get<c::WorldAngularAcceleration>(e),
-                            r.try_get<c::AngularAcceleration>(e)});
+      body_refs_.push_back(
+          {r.try_get<c::WorldPose>(e), r.try_get<c::Pose>(e), r.try_get<c::WorldLinearVelocity>(e),
+           r.try_get<c::WorldAngularVelocity>(e), r.try_get<c::LinearVelocity>(e),
+           r.try_get<c::AngularVelocity>(e), r.try_get<c::WorldLinearAcceleration>(e),
+           r.try_get<c::LinearAcceleration>(e), r.try_get<c::WorldAngularAcceleration>(e),
+           r.try_get<c::AngularAcceleration>(e)});
     }
     model_refs_.clear();
     for (const Mdl& md : map_.models) {
@@ -542,10 +544,9 @@ class MujocoEngine final : public PhysicsEngine {
     }
     joint_refs_.clear();
     for (const Jnt& j : map_.joints) {
-      joint_refs_.push_back({r.try_get<c::JointPosition>(j.joint),
-                             r.try_get<c::JointVelocity>(j.joint),
-                             r.try_get<c::JointForce>(j.joint),
-                             r.try_get<c::JointTransmittedWrench>(j.joint)});
+      joint_refs_.push_back(
+          {r.try_get<c::JointPosition>(j.joint), r.try_get<c::JointVelocity>(j.joint),
+           r.try_get<c::JointForce>(j.joint), r.try_get<c::JointTransmittedWrench>(j.joint)});
     }
   }
 
