@@ -12,6 +12,7 @@
 #include <optional>
 #include <regex>
 #include <sdf/sdf.hh>
+#include <set>
 #include <sstream>
 
 #include "kestrel/components/model.h"
@@ -104,6 +105,17 @@ std::string sdformat_path(const fs::path& file) {
   cfg.SetFindCallback([search, base_dir](const std::string& uri) -> std::string {
     return detail::resolve_uri(uri, base_dir, search).file.string();
   });
+  // libsdformat 12 resolves the includes of a model merged by <include merge="true"> inside an
+  // included file (PX4's x500_depth → x500 → x500_base) with its global configuration, not this
+  // one: it learns the same model:// folders (once each; they only add places to look).
+  static std::mutex global_mutex;
+  static std::set<std::string> global_dirs;
+  std::lock_guard lock(global_mutex);
+  for (const auto& dir : search) {
+    if (global_dirs.insert(dir.string()).second) {
+      ::sdf::ParserConfig::GlobalConfig().AddURIPath("model://", dir.string());
+    }
+  }
   return cfg;
 }
 

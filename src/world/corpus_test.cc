@@ -212,6 +212,83 @@ TEST(Corpus, EveryPx4MeshReads) {
   EXPECT_EQ(read.size(), 50u);
 }
 
+// PX4's x500 variants are built with <include merge="true"> (SDF 1.9), nested: x500_depth merges
+// x500, which merges x500_base. Each loads without an error; the merged links, joints, frames and
+// plugins belong to the variant's own model, at the poses SDF's merge semantics give.
+TEST(Corpus, Px4X500VariantsMergeTheirIncludes) {
+  const fs::path models = fs::path(KESTREL_SHARED_DIR) / "models" / "px4" / "models";
+  if (!fs::is_directory(models)) {
+    GTEST_SKIP() << "PX4 model zoo not found at " << models
+                 << " (the shared folder beside the repository)";
+  }
+  ::setenv("KESTREL_RESOURCE_PATH", models.c_str(), 1);
+  using components::WorldPose;
+  for (const std::string name :
+       {"x500_depth", "x500_flow", "x500_gimbal", "x500_lidar_2d", "x500_lidar_down",
+        "x500_lidar_front", "x500_mono_cam", "x500_mono_cam_down", "x500_vision"}) {
+    SCOPED_TRACE(name);
+    ecs::Registry reg;
+    const auto world = reg.create();
+    const auto d = load_world_string(px4_model_world(name), reg, world, {});
+    for (const auto& f : d.findings.items()) {
+      EXPECT_NE(f.severity, Severity::kError) << format_finding(f);
+    }
+    const auto model = reg.find_scoped(name + "::" + name);
+    ASSERT_NE(model, ecs::kNullEntity);
+    // x500_base's links are the variant's own (merged, not a nested model), base_link at
+    // x500_base's model pose (0 0 0.24), the rotors where x500_base puts them.
+    const auto base = reg.child_by_name(model, "base_link");
+    ASSERT_NE(base, ecs::kNullEntity);
+    EXPECT_TRUE(reg.has<components::Link>(base));
+    EXPECT_NEAR(
+        (reg.get<WorldPose>(base).value.Pos() - ignition::math::Vector3d(0, 0, 0.24)).Length(), 0,
+        1e-12);
+    int motors = 0;
+    for (const auto& p : d.plugins) {
+      if (p.name.find("MulticopterMotorModel") == std::string::npos) continue;
+      ++motors;
+      EXPECT_EQ(p.entity, model) << "a merged model's plugins attach to the merging model";
+    }
+    EXPECT_EQ(motors, 4);
+    for (int i = 0; i < 4; ++i) {
+      const auto rotor = reg.child_by_name(model, "rotor_" + std::to_string(i));
+      ASSERT_NE(rotor, ecs::kNullEntity) << i;
+      const auto joint = reg.child_by_name(model, "rotor_" + std::to_string(i) + "_joint");
+      ASSERT_NE(joint, ecs::kNullEntity) << i;
+      EXPECT_EQ(reg.get<components::JointData>(joint).parent, base);
+      EXPECT_EQ(reg.get<components::JointData>(joint).child, rotor);
+    }
+  }
+  // x500_depth: OakD-Lite merged at <pose>.12 .03 .242</pose> in x500_depth's frame; its
+  // CameraJoint joins base_link and camera_link; the cameras are on camera_link.
+  ecs::Registry reg;
+  const auto world = reg.create();
+  const auto d = load_world_string(px4_model_world("x500_depth"), reg, world, {});
+  ::unsetenv("KESTREL_RESOURCE_PATH");
+  const auto model = reg.find_scoped("x500_depth::x500_depth");
+  ASSERT_NE(model, ecs::kNullEntity);
+  const auto camera = reg.child_by_name(model, "camera_link");
+  ASSERT_NE(camera, ecs::kNullEntity);
+  EXPECT_NEAR((reg.get<components::WorldPose>(camera).value.Pos() -
+               ignition::math::Vector3d(0.12, 0.03, 0.242))
+                  .Length(),
+              0, 1e-12);
+  const auto joint = reg.child_by_name(model, "CameraJoint");
+  ASSERT_NE(joint, ecs::kNullEntity);
+  EXPECT_EQ(reg.get<components::JointData>(joint).parent, reg.child_by_name(model, "base_link"));
+  EXPECT_EQ(reg.get<components::JointData>(joint).child, camera);
+  EXPECT_NE(reg.child_by_name(camera, "IMX214"), ecs::kNullEntity);
+  EXPECT_NE(reg.child_by_name(camera, "StereoOV7251"), ecs::kNullEntity);
+  // The merged models' own frames (SDF 1.9's "_merged__NAME__model__") are frames of x500_depth.
+  for (const char* frame : {"_merged__x500_base__model__", "_merged__OakD-Lite__model__"}) {
+    const auto f = reg.child_by_name(model, frame);
+    EXPECT_NE(f, ecs::kNullEntity) << frame;
+    if (f != ecs::kNullEntity) {
+      EXPECT_TRUE(reg.has<components::Frame>(f)) << frame;
+    }
+  }
+}
+
 // libsdformat 12 predates the air_speed sensor: Kestrel still loads the world and the sensor.
 TEST(Corpus, SensorTypesNewerThanSdformat12AreLoaded) {
   const std::filesystem::path corpus = std::filesystem::path(KESTREL_SHARED_DIR) / "worlds" / "gz";
