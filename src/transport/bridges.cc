@@ -5,6 +5,7 @@
 #include <ignition/msgs/battery_state.pb.h>
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/double.pb.h>
+#include <ignition/msgs/int32.pb.h>
 #include <ignition/msgs/odometry.pb.h>
 #include <ignition/msgs/pose_v.pb.h>
 #include <ignition/msgs/stringmsg.pb.h>
@@ -203,6 +204,11 @@ struct Bridges::Impl {
       subscribe_input<msgs::Vector3d>(
           e, t.topic, &c::TopicInputs::vector3,
           [](c::Vector3Input& d, const msgs::Vector3d& m) { d.value.Set(m.x(), m.y(), m.z()); });
+    }
+    for (const auto& t : in.int32) {
+      subscribe_input<msgs::Int32>(
+          e, t.topic, &c::TopicInputs::int32,
+          [](c::Int32Input& d, const msgs::Int32& m) { d.value = m.data(); });
     }
   }
 

@@ -5,6 +5,7 @@
 // PosePublisher's link poses as Pose messages on /model/M/pose. Runs inside scripts/netns like
 // the other transport tests (own IGN_PARTITION); waits poll with generous deadlines.
 #include <ignition/msgs/boolean.pb.h>
+#include <ignition/msgs/int32.pb.h>
 #include <ignition/msgs/odometry.pb.h>
 #include <ignition/msgs/pose_v.pb.h>
 #include <ignition/msgs/twist.pb.h>
@@ -171,6 +172,45 @@ TEST_F(VehicleBridgeTest, DiffDriveThroughGazebosTopics) {
   ASSERT_TRUE(disabled);
   ASSERT_TRUE(wait_for(
       [&](sim::Runner&) { return std::abs(odom->get().first.twist().linear().x()) < 1e-3; }));
+}
+
+// An Int32 input: PX4's motor-failure plugin (MotorFailureSystem) on a one-rotor model takes the
+// failed motor's number from /model/M/motor_failure/motor_number and stops that rotor's joint.
+TEST_F(VehicleBridgeTest, MotorFailureNumberThroughGazebosTopic) {
+  world_text_ = R"(<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="tw">
+    <physics type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
+    <gravity>0 0 0</gravity>
+    <model name="m">
+      <link name="base"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial></link>
+      <link name="rotor"><inertial><mass>0.01</mass><inertia><ixx>1e-4</ixx><iyy>1e-4</iyy><izz>1e-4</izz></inertia></inertial></link>
+      <joint name="rotor_0_joint" type="revolute"><parent>base</parent><child>rotor</child><axis><xyz>0 0 1</xyz></axis></joint>
+      <plugin filename="MotorFailurePlugin" name="gz::sim::systems::MotorFailureSystem"/>
+    </model>
+  </world>
+</sdf>)";
+  start(false);
+  auto pub = node_->Advertise<msgs::Int32>("/model/m/motor_failure/motor_number");
+  msgs::Int32 one;
+  one.set_data(1);
+  auto input = [&] {
+    return *detail::on_step_thread<std::pair<std::int32_t, std::uint64_t>>(
+        *runner_,
+        [](sim::Runner& r) {
+          const auto& in = r.registry().get<c::TopicInputs>(r.registry().find_scoped("tw::m"));
+          return std::pair{in.int32.at(0).value, in.int32.at(0).count};
+        },
+        std::chrono::seconds(5));
+  };
+  bool applied = false;
+  for (int i = 0; i < 500 && !applied; ++i) {
+    pub.Publish(one);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    applied = input().second > 0;
+  }
+  ASSERT_TRUE(applied);
+  EXPECT_EQ(input().first, 1);
 }
 
 }  // namespace

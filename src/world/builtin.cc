@@ -10,6 +10,7 @@
 #include "systems/ackermann_steering/ackermann_steering.h"
 #include "systems/diff_drive/diff_drive.h"
 #include "systems/mecanum_drive/mecanum_drive.h"
+#include "systems/motor_failure/motor_failure.h"
 #include "systems/multicopter_control/multicopter_control.h"
 #include "systems/multicopter_motor_model/multicopter_motor_model.h"
 #include "systems/odometry_publisher/odometry_publisher.h"
@@ -40,6 +41,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"MulticopterMission", &systems::make_multicopter_mission, false, ""},
       {"LinearBatteryPlugin", &systems::make_linear_battery, false, ""},
       {"FaultInjection", &systems::make_fault_injection, false, ""},
+      {"MotorFailureSystem", &systems::make_motor_failure, false, ""},
       {"Px4Bridge", &sitl::make_px4_bridge_system, false, ""},
       {"ArduPilotBridge", &sitl::make_ardupilot_bridge_system, false, ""},
       {"DiffDrive", &systems::make_diff_drive, false, ""},

@@ -55,6 +55,12 @@ struct DoubleInput {
   std::uint64_t count = 0;
 };
 
+/// ignition.msgs.Int32 received on `topic`.
+struct Int32Input {
+  std::string topic;
+  std::int32_t value = 0;
+  std::uint64_t count = 0;
+};
 /// ignition.msgs.Vector3d received on `topic`.
 struct Vector3Input {
   std::string topic;
@@ -68,6 +74,7 @@ struct TopicInputs {
   std::vector<BoolInput> boolean;
   std::vector<DoubleInput> real;
   std::vector<Vector3Input> vector3;
+  std::vector<Int32Input> int32;
 };
 
 // ---- out --------------------------------------------------------------------------------------

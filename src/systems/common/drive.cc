@@ -169,6 +169,9 @@ std::size_t add_double_input(ecs::Registry& r, ecs::Entity e, std::string topic)
 std::size_t add_vector3_input(ecs::Registry& r, ecs::Entity e, std::string topic) {
   return append(inputs(r, e).vector3, std::move(topic));
 }
+std::size_t add_int32_input(ecs::Registry& r, ecs::Entity e, std::string topic) {
+  return append(inputs(r, e).int32, std::move(topic));
+}
 std::size_t add_odometry_output(ecs::Registry& r, ecs::Entity e, c::OdometryOutput o) {
   auto& v = outputs(r, e).odometry;
   v.push_back(std::move(o));

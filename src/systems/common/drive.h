@@ -89,6 +89,7 @@ std::size_t add_twist_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 std::size_t add_bool_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 std::size_t add_double_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 std::size_t add_vector3_input(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_int32_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 /// Appends an output entry to the entity's TopicOutputs and returns its index.
 std::size_t add_odometry_output(ecs::Registry& r, ecs::Entity e, components::OdometryOutput o);
 std::size_t add_poses_output(ecs::Registry& r, ecs::Entity e, components::PosesOutput o);

@@ -617,14 +617,12 @@ TEST(MulticopterMotorModel, Px4X500LoadsAndHoversNearItsHoverSpeed) {
   sim::Runner runner(ro);
   world::WorldSetupOptions so;
   so.load.resource_paths = {models};
-  // Its model declares PX4's MotorFailurePlugin, which Kestrel does not provide: it runs
-  // without it only when asked to, and says so (docs/px4.md).
-  so.resolve.allow_missing = true;
   testing::CapturedLog log;
+  // Every system it declares resolves, PX4's MotorFailurePlugin among them.
   const auto setup = world::load_world_into_runner(world_file, runner, so);
-  ASSERT_EQ(setup.missing.size(), 1u);
-  EXPECT_EQ(setup.missing[0].name, "gz::sim::systems::MotorFailureSystem");
+  EXPECT_TRUE(setup.missing.empty());
   runner.configure();
+  EXPECT_THAT(log.text(), HasSubstr("MotorFailureSystem: model 'w::x500': 4 motor joint(s)"));
   std::filesystem::remove(world_file);
   EXPECT_THAT(log.text(), HasSubstr("<motorNumber> is deprecated, please use <actuator_number>"));
   auto& r = runner.registry();
