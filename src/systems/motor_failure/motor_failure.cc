@@ -89,9 +89,7 @@ class MotorFailure final : public System,
     const auto& in = r.get<c::TopicInputs>(model_).int32[input_];
     const int n = in.value;
     if (n != failed_) {
-      const bool exists =
-          n > 0 && n <= static_cast<int>(joints_.size()) && joints_[n - 1] != ecs::kNullEntity;
-      if (exists) {
+      if (exists(n)) {
         spdlog::warn("MotorFailureSystem: model '{}': motor {} failed at t={:.3f} s", name_, n,
                      to_seconds(info.sim_time));
       } else if (n != 0) {
@@ -99,21 +97,26 @@ class MotorFailure final : public System,
             "MotorFailureSystem: model '{}': motor {} does not exist (motors 1..{}): "
             "ignored, as PX4's plugin ignores it",
             name_, n, joints_.size());
-      } else {
+      } else if (exists(failed_)) {
         spdlog::info("MotorFailureSystem: model '{}': motor {} recovered at t={:.3f} s", name_,
                      failed_, to_seconds(info.sim_time));
       }
       failed_ = n;
     }
-    if (failed_ <= 0 || failed_ > static_cast<int>(joints_.size())) return;
-    const ecs::Entity joint = joints_[failed_ - 1];
-    if (joint == ecs::kNullEntity) return;
-    if (auto* cmd = r.try_get<c::JointVelocityCmd>(joint)) cmd->data.assign(1, 0.0);
+    if (!exists(failed_)) return;
+    if (auto* cmd = r.try_get<c::JointVelocityCmd>(joints_[failed_ - 1])) {
+      cmd->data.assign(1, 0.0);
+    }
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override { failed_ = 0; }
 
  private:
+  // Motor n (counted from 1) is one of the model's rotor_<n-1>_joint joints.
+  bool exists(int n) const {
+    return n > 0 && n <= static_cast<int>(joints_.size()) && joints_[n - 1] != ecs::kNullEntity;
+  }
+
   ecs::Entity model_ = ecs::kNullEntity;
   std::string name_;
   std::size_t input_ = 0;

@@ -15,6 +15,7 @@ namespace {
 namespace c = kestrel::components;
 using ::testing::HasSubstr;
 using testing::LoadedWorld;
+using ::testing::Not;
 using testing::QuadOptions;
 
 std::string motor_failure(const std::string& body = "") {
@@ -81,6 +82,7 @@ TEST(MotorFailureSystem, ANumberWithoutAMotorIsIgnoredAndResetRecovers) {
   h.send(9);
   h.w->step(200);
   EXPECT_THAT(log.text(), HasSubstr("motor 9 does not exist (motors 1..4)"));
+  EXPECT_THAT(log.text(), Not(HasSubstr("motor 9 failed")));
   for (int j = 0; j < 4; ++j) EXPECT_GT(std::abs(h.rotor_speed(j)), kSpinning) << j;
   h.send(1);
   h.w->step(200);
