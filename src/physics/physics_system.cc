@@ -13,6 +13,7 @@
 #include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
 #include "kestrel/physics/physics.h"
+#include "kestrel/sim/events.h"
 #include "physics/mujoco/island.h"
 #include "physics/mujoco/mjcf_builder.h"
 
@@ -30,7 +31,7 @@ class PhysicsSystem final : public System,
   int priority() const override { return priority::kPhysics; }
 
   void configure(ecs::Entity entity, const Element& config, ecs::Registry& registry,
-                 sim::EventBus&) override {
+                 sim::EventBus& events) override {
     if (!registry.has<c::World>(entity)) {
       throw Error(config.where(), fmt::format("the Physics system must be attached to a world, "
                                               "found {}",
@@ -41,6 +42,8 @@ class PhysicsSystem final : public System,
     for (const auto& [model, island] : islands_) initial_.insert(model);
     counts_ = structure_counts(registry);
     gravity_ = gravity(registry);
+    check_sub_ = events.subscribe<sim::CheckPhysics>(
+        [this](const sim::CheckPhysics& c) { check_now(*c.registry, *c.result); });
   }
 
   void update(const UpdateInfo& info, ecs::Registry& registry) override {
@@ -51,14 +54,29 @@ class PhysicsSystem final : public System,
     const auto counts = structure_counts(registry);
     const auto g = gravity(registry);
     structural(registry, seen_);
-    if (late_ || !seen_.empty() || counts != counts_ || g != gravity_) build(registry);
+    const bool changed = late_ || !seen_.empty() || counts != counts_ || g != gravity_;
+    // Built at this step's boundary for a CheckPhysics, and nothing changed since: not again.
+    const bool built = checked_ && seen_ == checked_seen_ && counts == counts_ && g == gravity_;
+    if (changed && !built) build(registry);
     late_ = false;
+    checked_ = false;
     counts_ = counts;
     gravity_ = g;
-    if (islands_.empty()) {
-      engine_->step(info.dt, registry);
-    } else {
-      step_islands(info.dt, registry);
+    // An engine reports what failed; the time is the Runner's (an engine rebuilt after a spawn
+    // restarts its own clock at 0).
+    try {
+      if (islands_.empty()) {
+        engine_->step(info.dt, registry);
+      } else {
+        step_islands(info.dt, registry);
+      }
+    } catch (const Error& e) {
+      std::string what = e.what();
+      if (!e.where().empty() && what.starts_with(e.where() + ": ")) {
+        what.erase(0, e.where().size() + 2);
+      }
+      throw Error(e.where(), fmt::format("physics stopped at t = {} s: {}",
+                                         exact_seconds(info.sim_time), what));
     }
   }
 
@@ -80,9 +98,29 @@ class PhysicsSystem final : public System,
     gravity_ = gravity(registry);
     seen_.clear();
     late_ = false;
+    checked_ = false;
   }
 
  private:
+  // CheckPhysics at a step boundary: build now. A failed build leaves a single engine as it was
+  // (MujocoEngine::build takes a new model over only when it steps); islands may have been
+  // rebuilt with what the publisher now removes, so they are rebuilt at the next step.
+  void check_now(ecs::Registry& r, sim::CheckPhysics::Result& result) {
+    result.handled = true;
+    try {
+      build(r);
+    } catch (const Error& e) {
+      result.error = e.what();
+      late_ = late_ || !islands_.empty() || r.has<c::PhysicsIslands>(world_);
+      checked_ = false;
+      return;
+    }
+    checked_ = true;
+    structural(r, checked_seen_);
+    counts_ = structure_counts(r);
+    gravity_ = gravity(r);
+  }
+
   // One engine for the world, or with <kestrel:physics_islands/> one per top-level moving model
   // (islands of models that persist are rebuilt with their state; others come and go).
   void build(ecs::Registry& r) {
@@ -117,12 +155,21 @@ class PhysicsSystem final : public System,
       return;
     }
     engine_.reset();
-    std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> next;
+    // Islands are built in place (existing ones) or aside (new ones) and exchanged only when
+    // every one was built: a failure leaves the map whole (check_now rebuilds at the next step).
+    std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> fresh;
     for (ecs::Entity m : moving) {
-      auto it = islands_.find(m);
-      auto island = it != islands_.end() ? std::move(it->second) : make_mujoco_island(m);
-      island->build(r, world_);
-      next.emplace(m, std::move(island));
+      if (auto it = islands_.find(m); it != islands_.end()) {
+        it->second->build(r, world_);
+      } else {
+        auto island = make_mujoco_island(m);
+        island->build(r, world_);
+        fresh.emplace(m, std::move(island));
+      }
+    }
+    std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> next = std::move(fresh);
+    for (ecs::Entity m : moving) {
+      if (auto it = islands_.find(m); it != islands_.end()) next.emplace(m, std::move(it->second));
     }
     // Islands of the first build whose model went stay (idle) so that reset can restore them.
     for (auto& [m, island] : islands_) {
@@ -202,7 +249,11 @@ class PhysicsSystem final : public System,
   ignition::math::Vector3d gravity_;     // world gravity at the last build [m/s²]
   std::vector<ecs::Entity> seen_;        // structural changes this step's Update saw
   std::vector<ecs::Entity> scratch_;
-  bool late_ = false;                    // structural changes after Update: rebuild next step
+  bool late_ = false;  // structural changes after Update: rebuild next step
+  // Built for a CheckPhysics at this step's boundary, with these structural changes listed.
+  bool checked_ = false;
+  std::vector<ecs::Entity> checked_seen_;
+  sim::EventBus::Subscription check_sub_;
   std::unique_ptr<PhysicsEngine> engine_;  // the whole world (no islands)
   // Islands (components::PhysicsIslands): by top-level moving model.
   std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> islands_;

@@ -54,12 +54,17 @@ class Sources {
   const std::vector<std::filesystem::path>& search() const { return search_; }
   /// True if duplicate sibling names were reported (libsdformat's own reports are dropped).
   bool duplicates_found() const { return duplicates_found_; }
+  /// What libsdformat 12's document of a scanned file will take in memory [bytes], its
+  /// includes counted once per <include> (see dom_weight in sources.cc); 0 if not scanned.
+  double dom_bytes(const std::string& file) const;
 
  private:
   struct File {
     std::string display;
     std::shared_ptr<const Element> root;
     std::multimap<std::pair<int, std::string>, std::shared_ptr<const Element>> by_line;
+    double own_dom_bytes = 0;           // this file's elements in libsdformat's document
+    std::vector<std::string> includes;  // keys of the files it includes, once per <include>
   };
   void scan(const std::string& key, const std::string& display, const std::string& text,
             const std::filesystem::path& base_dir, Findings& findings,
@@ -74,6 +79,7 @@ class Sources {
   std::string world_text_;
   std::set<std::string> unresolved_;
   bool duplicates_found_ = false;
+  mutable std::map<std::string, double> dom_bytes_memo_;
 };
 
 /// Reads a file with the size limits. @throws UnreadableWorld.

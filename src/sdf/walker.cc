@@ -7,6 +7,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/interrupt.h"
 #include "resource.h"
 #include "spec.h"
 
@@ -294,18 +295,18 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
     const auto* ph = w.PhysicsDefault();
     if (ph) {
       const double step = ph->MaxStepSize();
-      if (!(step > 0) || !std::isfinite(step)) {
-        error(
-            loc(ph->Element()), world,
-            "<max_step_size> must be a positive number of seconds, found " + std::to_string(step));
+      if (const auto dt = checked_seconds(step, /*positive=*/true); !dt || step <= 0) {
+        error(loc(ph->Element()), world,
+              fmt::format("<max_step_size> must be a step size {}, found {} s", seconds_range(true),
+                          step));
       } else {
-        d_.physics.max_step_size = from_seconds(step);
+        d_.physics.max_step_size = *dt;
       }
       const double rtf = ph->RealTimeFactor();
       if (!(rtf >= 0) || !std::isfinite(rtf)) {
         error(loc(ph->Element()), world,
               "<real_time_factor> must be >= 0 (0 = as fast as possible), found " +
-                  std::to_string(rtf));
+                  fmt::format("{}", rtf));
       } else {
         d_.physics.real_time_factor = rtf;
       }
@@ -386,6 +387,7 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
     ++d_.counts.frames;
   }
   for (uint64_t i = 0; i < w.ModelCount(); ++i) {
+    throw_if_interrupted("loading " + d_.file);
     const auto& m = *w.ModelByIndex(i);
     const Pose3d X_WM = resolve(m.SemanticPose(), "world", m.Element(), "model '" + m.Name() + "'");
     model(m, world, X_WW, X_WM, m.Name(), false);
@@ -480,7 +482,7 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
               "plane, mesh, heightmap); physics ignores it");
     } else if (!is_static && extent(g) > 100) {
       warning(loc(col.Element()), ce,
-              "collision is " + std::to_string(extent(g)) +
+              "collision is " + fmt::format("{}", extent(g)) +
                   " m across on a moving model: were the sizes written in millimetres?");
     }
     reg_.add<c::Geometry>(ce, g);
@@ -572,11 +574,11 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
                   "default of 1 kg; write it");
     } else if (!std::isfinite(mass) || mass <= 0) {
       error(il, e,
-            "link '" + l.Name() + "' has mass " + std::to_string(mass) +
+            "link '" + l.Name() + "' has mass " + fmt::format("{}", mass) +
                 " kg; expected a finite mass > 0");
     } else if (mass > 1e5) {
       warning(il, e,
-              "link '" + l.Name() + "' has mass " + std::to_string(mass) +
+              "link '" + l.Name() + "' has mass " + fmt::format("{}", mass) +
                   " kg: implausible for a moving link (grams instead of kg?)");
     }
     const Element* I = in->child("inertia");
@@ -600,8 +602,8 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
                         {"iyz", iyz}}) {
       if (!std::isfinite(v)) {
         error(Il, e,
-              std::string("inertia ") + n + " of link '" + l.Name() + "' is " + std::to_string(v) +
-                  "; expected a finite value [kg·m²]");
+              std::string("inertia ") + n + " of link '" + l.Name() + "' is " +
+                  fmt::format("{}", v) + "; expected a finite value [kg·m²]");
         return;
       }
     }
@@ -615,8 +617,8 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
             "inertia of link '" + l.Name() +
                 "' is not positive definite (principal "
                 "moments " +
-                std::to_string(p.X()) + ", " + std::to_string(p.Y()) + ", " +
-                std::to_string(p.Z()) + " kg·m²); every principal moment must be > 0");
+                fmt::format("{}", p.X()) + ", " + fmt::format("{}", p.Y()) + ", " +
+                fmt::format("{}", p.Z()) + " kg·m²); every principal moment must be > 0");
     } else {
       const double tol = 1e-6 * scale;
       if (p.X() + p.Y() < p.Z() - tol || p.Y() + p.Z() < p.X() - tol ||
@@ -625,8 +627,8 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
               "inertia of link '" + l.Name() +
                   "' violates the triangle inequality "
                   "(principal moments " +
-                  std::to_string(p.X()) + ", " + std::to_string(p.Y()) + ", " +
-                  std::to_string(p.Z()) + " kg·m²): no physical body has it");
+                  fmt::format("{}", p.X()) + ", " + fmt::format("{}", p.Y()) + ", " +
+                  fmt::format("{}", p.Z()) + " kg·m²): no physical body has it");
       }
     }
     (void)M;
@@ -742,7 +744,7 @@ void Walker::sensor(const ::sdf::Sensor& s, ecs::Entity parent, const Pose3d& X_
   }
   if (data.update_rate < 0 || !std::isfinite(data.update_rate)) {
     error(loc(el), e,
-          "sensor update_rate must be >= 0 Hz, found " + std::to_string(data.update_rate));
+          "sensor update_rate must be >= 0 Hz, found " + fmt::format("{}", data.update_rate));
   }
   if (!known_sensor_type(data.type)) {
     unsupported(*data.element, e,

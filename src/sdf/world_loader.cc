@@ -4,10 +4,14 @@
 
 #include "kestrel/sdf/world_loader.h"
 
+#include "kestrel/sdf/world_loader.h"
+
 #include <console_bridge/console.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <regex>
@@ -16,6 +20,8 @@
 #include <sstream>
 
 #include "kestrel/components/model.h"
+#include "kestrel/core/interrupt.h"
+#include "kestrel/core/memory.h"
 #include "resource.h"
 #include "sources.h"
 #include "spec.h"
@@ -427,6 +433,7 @@ void spawn_instances(const std::vector<Instance>& instances, detail::Sources& so
                      WorldDescription& d) {
   std::map<std::string, std::unique_ptr<::sdf::Root>> parsed;
   for (const Instance& in : instances) {
+    throw_if_interrupted("loading " + d.file);
     auto& root = parsed[in.file.string()];
     if (!root) {
       ::sdf::Errors errors;
@@ -469,6 +476,30 @@ void spawn_instances(const std::vector<Instance>& instances, detail::Sources& so
   }
 }
 
+// libsdformat builds its document in one call that cannot be interrupted and keeps megabytes
+// per model (Sources::dom_bytes): estimated first, and refused with the numbers when it does not
+// fit the memory there is (a 10,000-model world needs ~28 GiB). Instanced includes are parsed
+// once per file.
+void check_dom_memory(const detail::Sources& sources, const std::string& file,
+                      const std::vector<Instance>& instances) {
+  if (sources.files().empty()) return;
+  double bytes = sources.dom_bytes(sources.files().front());
+  std::map<std::string, int> uses;
+  for (const auto& in : instances) ++uses[in.file.string()];
+  for (const auto& [f, n] : uses) bytes -= (n - 1) * sources.dom_bytes(f);
+  const MemoryBudget budget = memory_budget();
+  if (bytes > static_cast<double>(budget.bytes)) {
+    throw Error(file,
+                fmt::format("not enough memory to load this world: libsdformat 12 would take ~{} "
+                            "for its document (it keeps ~1.6 MiB per <model>, ~1 MiB per <link>, "
+                            "~0.6 MiB per <joint> or <sensor>), {} is available ({}). Nothing was "
+                            "loaded. Fewer models per world, or <include> one model file many "
+                            "times (parsed once: src/sdf/README.md, \"Includes\")",
+                            format_bytes(bytes), format_bytes(static_cast<double>(budget.bytes)),
+                            budget.source));
+  }
+}
+
 WorldDescription load(detail::Sources& sources, bool from_file, const std::string& text_or_path,
                       ecs::Registry& registry, ecs::Entity world) {
   WorldDescription d;
@@ -480,6 +511,8 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
   const fs::path base_dir = from_file ? detail::directory_of(text_or_path) : fs::path();
   std::string text = sources.world_text();
   const std::vector<Instance> instances = plan_instances(sources, base_dir, text);
+  check_dom_memory(sources, d.file, instances);
+  throw_if_interrupted("loading " + d.file);
   {
     ConsoleCapture capture;
     const auto cfg = parser_config(sources, base_dir);
@@ -490,6 +523,7 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
     console = capture.text();
   }
   throw_if_unusable(errors, d.file, console, sources);
+  throw_if_interrupted("loading " + d.file);
   if (root.WorldCount() == 0) {
     std::string why =
         root.Model() ? "it describes a model, not a world (`kestrel check` checks a model file in "
@@ -587,6 +621,7 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
     p->sources = std::make_unique<detail::Sources>(
         resource_search_path(options_, detail::directory_of(file)), options_.max_file_bytes);
     p->sources->add_world_file(file, p->prescan);
+    check_dom_memory(*p->sources, file.string(), {});
     {
       std::lock_guard lock(sdformat_mutex());
       ConsoleCapture capture;

@@ -2,7 +2,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -250,6 +252,71 @@ TEST(WorldLoader, UnreadableInputThrows) {
   LoadOptions small;
   small.max_file_bytes = 10;
   EXPECT_THROW(load_world_string(world(""), reg, w, small), UnreadableWorld);
+}
+
+// Files that are not regular files are refused at once, never waited on (a FIFO's open blocks
+// until a writer comes) or read without end (/dev/zero); a symlink loop says so.
+TEST(WorldLoader, FifosDevicesAndLoopsAreRefusedWithoutWaiting) {
+  ecs::Registry reg;
+  const auto w = reg.create();
+  const fs::path dir =
+      fs::temp_directory_path() / ("kestrel_sdf_fifo_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ASSERT_EQ(mkfifo((dir / "fifo.sdf").c_str(), 0600), 0);
+  fs::create_symlink(dir / "b.sdf", dir / "a.sdf");
+  fs::create_symlink(dir / "a.sdf", dir / "b.sdf");
+  auto message = [&](const fs::path& p) {
+    try {
+      load_world_file(p, reg, w);
+    } catch (const UnreadableWorld& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  EXPECT_THAT(message(dir / "fifo.sdf"), HasSubstr("is a FIFO, expected a regular file"));
+  EXPECT_THAT(message("/dev/zero"), HasSubstr("is a character device"));
+  EXPECT_THAT(message(dir / "a.sdf"), HasSubstr("Too many levels of symbolic links"));
+  EXPECT_THAT(message("/proc/self/status"), HasSubstr("file is empty"));
+  fs::remove_all(dir);
+}
+
+// A step size the integer clock cannot hold is reported with the value written and the range
+// (it was "found 0 ns" for 1e-12 s and "-9223372036854775808 ns" for 1e308 s).
+TEST(WorldLoader, StepSizesOutsideTheClockNameTheValueAndTheRange) {
+  for (const char* step : {"1e-12", "1e308", "-1", "0"}) {
+    auto l = load(world(std::string("<physics name='p' type='ode'><max_step_size>") + step +
+                        "</max_step_size></physics>"));
+    EXPECT_THAT(messages(l->d),
+                HasSubstr(std::string("<max_step_size> must be a step size from 1 ns to "
+                                      "9223372036.854775807 s (about 292 years; Kestrel's clock "
+                                      "counts integer nanoseconds), found ") +
+                          (std::string(step) == "1e308" ? "1e+308" : step) + " s"))
+        << step;
+  }
+}
+
+// libsdformat 12 keeps megabytes per model and builds its document in one call: a world that
+// would not fit is refused before it is parsed, with the numbers.
+TEST(WorldLoader, AWorldTooBigForTheMemoryIsRefusedBeforeItIsParsed) {
+  std::string body;
+  for (int i = 0; i < 100; ++i) {
+    body +=
+        "<model name='m" + std::to_string(i) + "'><static>true</static><link name='l'/></model>";
+  }
+  setenv("KESTREL_MEMORY_LIMIT", "100M", 1);
+  try {
+    load(world(body));
+    ADD_FAILURE() << "loaded";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("not enough memory to load this world: libsdformat 12 would "
+                                    "take ~260.0 MiB"));
+    EXPECT_THAT(e.what(), HasSubstr("KESTREL_MEMORY_LIMIT=100M"));
+  }
+  setenv("KESTREL_MEMORY_LIMIT", "lots", 1);
+  EXPECT_THAT([&] { load(world(body)); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("KESTREL_MEMORY_LIMIT must be a size")));
+  unsetenv("KESTREL_MEMORY_LIMIT");
+  EXPECT_NO_THROW(load(world(body)));
 }
 
 class IncludeTest : public ::testing::Test {

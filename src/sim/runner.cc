@@ -9,6 +9,7 @@
 #include "kestrel/components/pacing.h"
 #include "kestrel/components/world.h"
 #include "kestrel/core/log.h"
+#include "kestrel/core/interrupt.h"
 
 namespace kestrel::sim {
 
@@ -189,9 +190,12 @@ void Runner::configure() {
     if (s.configure_priority)
       s.configure_priority->configure_priority(s.entity, *s.config, registry_, events_);
   }
+  // A signal during a long configure (a big physics build) stops it between systems.
   for (auto& s : systems_) {
+    throw_if_interrupted("configuring " + s.name);
     if (s.configure) s.configure->configure(s.entity, *s.config, registry_, events_);
   }
+  throw_if_interrupted("configuring the world");
   rebuild_phases();
   registry_.end_step();
   initial_.emplace(registry_.snapshot());
@@ -470,11 +474,14 @@ void Runner::run(std::optional<std::uint64_t> max_iterations,
       }
     }
   }
-  std::lock_guard lock(stats_mutex_);
-  stats_.sim_time = info_.sim_time;
-  stats_.real_time = info_.real_time;
-  stats_.iterations = info_.iterations;
-  stats_.paused = paused_;
+  {
+    std::lock_guard lock(stats_mutex_);
+    stats_.sim_time = info_.sim_time;
+    stats_.real_time = info_.real_time;
+    stats_.iterations = info_.iterations;
+    stats_.paused = paused_;
+  }
+  events_.publish(RunEnded{info_});
 }
 
 RunStats Runner::stats() const {

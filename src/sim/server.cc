@@ -2,8 +2,15 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <optional>
+
+#include "kestrel/core/interrupt.h"
 
 namespace kestrel::sim {
 
@@ -74,14 +81,35 @@ void Server::install_signal_stop() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal_thread_ = std::thread([this, set] {
     const timespec tick{0, 50'000'000};
+    std::optional<std::chrono::steady_clock::time_point> deadline;
     while (!signal_thread_quit_) {
       const int sig = sigtimedwait(&set, nullptr, &tick);
       if (sig > 0) {
         signal_ = sig;
+        request_interrupt(sig);
         stop();
+        if (loading_ && !deadline) {
+          deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms_);
+        }
       }
+      if (deadline && loading_ && std::chrono::steady_clock::now() > *deadline) {
+        const int s = signal_.load();
+        char line[200];
+        const int n = std::snprintf(line, sizeof line,
+                                    "kestrel: interrupted by SIG%s while loading the world (inside "
+                                    "a library call that cannot be interrupted); nothing ran\n",
+                                    sigabbrev_np(s) ? sigabbrev_np(s) : "?");
+        if (n > 0) (void)!::write(STDERR_FILENO, line, static_cast<std::size_t>(n));
+        std::_Exit(128 + s);
+      }
+      if (!loading_) deadline.reset();
     }
   });
+}
+
+void Server::set_loading(bool loading, std::chrono::milliseconds grace) {
+  grace_ms_ = grace.count();
+  loading_ = loading;
 }
 
 }  // namespace kestrel::sim

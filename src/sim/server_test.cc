@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+#include "kestrel/core/interrupt.h"
+
 namespace kestrel::sim {
 namespace {
 
@@ -69,6 +71,32 @@ TEST(Server, SigtermStopsCleanly) {
   killer.join();
   EXPECT_EQ(s.signal_received(), SIGTERM);
   EXPECT_GT(s.world(0).info().iterations, 0u);
+}
+
+// A signal while a world loads: recorded process-wide, so the load stops at its next check
+// (kestrel::Interrupted); if it is inside a call that never checks, the watcher ends the process
+// after the grace period with 128 + the signal.
+TEST(ServerDeathTest, ASignalDuringALoadStopsItAtItsNextCheckOrEndsTheProcess) {
+  EXPECT_EXIT(
+      {
+        Server s;
+        s.install_signal_stop();
+        s.set_loading(true, std::chrono::milliseconds(200));
+        kill(getpid(), SIGINT);
+        for (int i = 0; i < 500 && interrupt_signal() == 0; ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        try {
+          throw_if_interrupted("loading the test world");
+        } catch (const Interrupted& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(30));  // a library call that never checks
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(130),
+      "interrupted by SIGINT while loading the test world(.|\n)*interrupted by SIGINT while "
+      "loading the world \\(inside a library call that cannot be interrupted\\)");
 }
 
 }  // namespace

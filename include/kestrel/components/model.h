@@ -40,6 +40,11 @@ struct WorldPose {
   ignition::math::Pose3d value;
 };
 
+/// The largest world coordinate Kestrel accepts for a pose given by a user (a world file, a
+/// spawn, set_pose) [m]: 1e9 m, ten times below MuJoCo 2.2's bound of 1e10 on any position,
+/// beyond which it declares the simulation unstable; at 1e9 m a double still resolves ~0.1 µm.
+inline constexpr double kMaxWorldCoordinate = 1e9;
+
 /// Where an entity came from in the user's files, for error messages ("world.sdf:42").
 struct SourceLocation {
   std::string file;

@@ -16,6 +16,13 @@ struct StepDone {
   UpdateInfo info;
 };
 
+/// Published by Runner::run when it returns normally (a limit reached, stop() — a signal), on
+/// the step thread. Systems that write files flush them here and throw Error if what they wrote
+/// did not all reach the file: run() then throws it and the run fails (exit 1).
+struct RunEnded {
+  UpdateInfo info;
+};
+
 /// Published by the Runner when the world seed changes at run time (Runner::set_seed), at a
 /// step boundary, on the step thread. Systems with random streams derive them again from
 /// `seed`, so that noise after the change depends only on the seed and the sim time.
@@ -42,6 +49,21 @@ struct LoadPlugins {
   };
   std::span<const PluginDecl> plugins;
   Result* result = nullptr;  ///< filled by the handler
+};
+
+/// A request to build the world's physics as the world is now, at a step boundary, before a
+/// change is answered: published on the step thread by whoever changed the world's structure or
+/// physics parameters (a spawned model, a new gravity) to learn whether physics can simulate
+/// it. The Physics system builds its model now — the build includes one trial step of the new
+/// model, no commands — and sets `result->error` if that fails; its model is then the one it
+/// had, and the publisher undoes its change. No handler (no Physics system): `handled` false.
+struct CheckPhysics {
+  struct Result {
+    bool handled = false;
+    std::string error;  ///< empty when physics can simulate the world
+  };
+  ecs::Registry* registry = nullptr;  ///< the world's registry (the publisher's)
+  Result* result = nullptr;           ///< filled by the handler
 };
 
 }  // namespace kestrel::sim

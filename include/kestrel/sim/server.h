@@ -2,6 +2,8 @@
 /// @file Server: runs one Runner per world, each on its own thread, and stops them cleanly.
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -44,9 +46,16 @@ class Server {
 
   /// Makes SIGINT and SIGTERM stop this server cleanly (a watcher thread waits on the signals;
   /// no work happens inside a signal handler). Returns the signal that arrived, 0 if none, via
-  /// signal_received(). Call once, before run()/start().
+  /// signal_received(). Call once, before loading and run()/start(). A signal is also recorded
+  /// process-wide (core/interrupt.h), so a load in progress stops at its next check.
   void install_signal_stop();
   int signal_received() const { return signal_.load(); }
+
+  /// Marks the time a world is being loaded (before add()). A signal then interrupts the load
+  /// at its next check; if the load is inside a library call that cannot be interrupted and
+  /// does not return within `grace`, the watcher ends the process with 128 + the signal after
+  /// one line on stderr (nothing has run, nothing is left half-written).
+  void set_loading(bool loading, std::chrono::milliseconds grace = std::chrono::seconds(2));
 
  private:
   struct World {
@@ -59,6 +68,8 @@ class Server {
   std::atomic<int> signal_{0};
   std::thread signal_thread_;
   std::atomic<bool> signal_thread_quit_{false};
+  std::atomic<bool> loading_{false};
+  std::atomic<std::int64_t> grace_ms_{2000};
 };
 
 }  // namespace kestrel::sim

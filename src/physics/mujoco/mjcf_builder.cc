@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <tuple>
 #include <unordered_set>
 
 #include "kestrel/components/world.h"
 #include "mesh/mesh.h"
+#include "physics/mujoco/mesh_file.h"
 #include "physics/pose_math.h"
 
 namespace kestrel::physics::mujoco {
@@ -46,6 +48,23 @@ Quaterniond z_onto(Vector3d n) {
   Vector3d axis = z.Cross(n);
   axis.Normalize();
   return Quaterniond(axis, std::acos(std::clamp(d, -1.0, 1.0)));
+}
+
+// MuJoCo 2.2's stack (mjData.stack, in mjtNum) for a model of nbody bodies (the world
+// included), ngeom geoms, nv degrees of freedom and njmax constraint rows: the sum of what its
+// engine functions take from it (every mj_stackAlloc of MuJoCo 2.2), nested or not, so
+// that no step can overflow it:
+//   collision broadphase   nbody(nbody-1)/2 body pairs, 6 nbody AABBs, 4 nbody sort buffers
+//   constraint projection  4 njmax·nv (efc_AR = J M⁻¹ Jᵀ: dense and sparse copies of J M⁻¹)
+//   Newton solver          3 nv² (Hessian, its cone part, sparse indices), dense M nv² twice
+//   everything else        vectors of nv, njmax, nbody, ngeom (a generous multiple of each)
+// MuJoCo's own default, 5 (njmax + nv)², has no body-pair term: 400 static spheres, each a
+// body welded to the world, overflow it in the broadphase ("Stack overflow"); and its njmax²
+// term (efc_AR is in mjData's buffer, not on the stack) makes large swarms need gigabytes.
+std::int64_t stack_size(std::int64_t nbody, std::int64_t ngeom, std::int64_t nv,
+                        std::int64_t njmax) {
+  return nbody * (nbody - 1) / 2 + 16 * nbody + 4 * njmax * nv + 8 * njmax + 5 * nv * nv + 64 * nv +
+         32 * njmax + 64 * nbody + 20 * ngeom + 4096;
 }
 
 struct LinkInfo {
@@ -121,6 +140,15 @@ class Builder {
         li.X_WL = options_.reference_poses && ref != options_.reference_poses->end()
                       ? ref->second
                       : world_pose_of(r_, e);
+        const auto& p = li.X_WL.Pos();
+        if (!finite(p) || std::max({std::abs(p.X()), std::abs(p.Y()), std::abs(p.Z())}) >
+                              c::kMaxWorldCoordinate) {
+          issue(Severity::kError, e,
+                fmt::format("link at ({}, {}, {}) m in the world: every coordinate must be "
+                            "finite and within ±{} m",
+                            p.X(), p.Y(), p.Z(), c::kMaxWorldCoordinate));
+          continue;
+        }
         link_index_[e] = links_.size();
         links_.push_back(std::move(li));
       } else if (r_.has<c::Joint>(e)) {
@@ -269,6 +297,11 @@ class Builder {
     out_.nconmax = nconmax;
     out_.njmax = njmax;
     out_.moving_geoms = moving_geoms_;
+    out_.nstack = stack_size(static_cast<std::int64_t>(out_.bodies.size()) + 1,
+                             static_cast<std::int64_t>(out_.geoms.size()), out_.dofs, njmax);
+    if (out_.nstack <= std::numeric_limits<int>::max()) {
+      size_el_->SetAttribute("nstack", static_cast<int>(out_.nstack));
+    }
 
     tinyxml2::XMLPrinter printer;
     doc_.Print(&printer);
@@ -510,10 +543,20 @@ class Builder {
   // Sets type, size, pos, quat. Returns false when the shape cannot be simulated.
   bool shape(tinyxml2::XMLElement* el, ecs::Entity g, const decltype(c::Geometry::shape)& s,
              const LinkInfo& li, Pose3d X_LG) {
+    // Sizes MuJoCo can bound: its bounding spheres and boxes (half-diagonals, squared extents)
+    // overflow long before 1e308, and a run then fails steps later with NaN contacts.
     auto positive = [&](std::initializer_list<double> v, const char* what) {
       for (double x : v) {
         if (!(x > 0) || !std::isfinite(x)) {
-          issue(Severity::kError, g, fmt::format("{} must be positive and finite", what));
+          issue(Severity::kError, g,
+                fmt::format("{} must be positive and finite, found {}", what, x));
+          return false;
+        }
+        if (x > 2 * c::kMaxWorldCoordinate) {
+          issue(Severity::kError, g,
+                fmt::format("{} {} m is larger than physics can bound (at most {} m: twice the "
+                            "largest world coordinate Kestrel accepts)",
+                            what, x, 2 * c::kMaxWorldCoordinate));
           return false;
         }
       }
@@ -573,6 +616,21 @@ class Builder {
     std::string ext = std::filesystem::path(me.path).extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(),
                    [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    for (double k : {me.scale.X(), me.scale.Y(), me.scale.Z()}) {
+      if (!std::isfinite(k) || k == 0 || std::abs(k) > 2 * c::kMaxWorldCoordinate) {
+        issue(Severity::kError, g,
+              fmt::format("mesh '{}': scale ({}, {}, {}) must be finite, non-zero and within "
+                          "±{}",
+                          me.uri, me.scale.X(), me.scale.Y(), me.scale.Z(),
+                          2 * c::kMaxWorldCoordinate));
+        return false;
+      }
+    }
+    // Before MuJoCo sees it: a FIFO, a device, an empty or huge file, an STL MuJoCo refuses.
+    if (const std::string problem = mesh_file_problem(me.path); !problem.empty()) {
+      issue(Severity::kError, g, fmt::format("mesh '{}' ({}): {}", me.uri, me.path, problem));
+      return false;
+    }
     // MuJoCo reads STL and OBJ itself (whole file, SDF <scale> as its scale); every other format,
     // and a submesh, comes through the mesh door as triangles in metres, scaled, as MSH.
     const bool native = (ext == ".stl" || ext == ".obj") && me.submesh.empty();
@@ -587,7 +645,7 @@ class Builder {
     issue(Severity::kWarning, g,
           "mesh collision uses the mesh's convex hull (MuJoCo collides convex meshes only)");
     const std::string mesh_name = fmt::format("mesh{}", out_.meshes.size());
-    MeshFile mf{mesh_name + (native ? ext : ".msh"), me.path, {}};
+    MeshFile mf{mesh_name + (native ? ext : ".msh"), me.path, {}, g};
     if (!native) mf.data = mesh::to_msh(tri);
     auto* asset = assets_->InsertNewChildElement("mesh");
     asset->SetAttribute("name", mesh_name.c_str());

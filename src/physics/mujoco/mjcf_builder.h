@@ -2,6 +2,7 @@
 // Registry → MJCF text (MuJoCo 2.2 has no model-building API). Does not include MuJoCo: the
 // output is XML plus the records the engine needs to map MuJoCo indices back to entities.
 
+#include <cstdint>
 #include <ignition/math/Pose3.hh>
 #include <string>
 #include <unordered_map>
@@ -46,9 +47,10 @@ struct ModelRecord {
 };
 
 struct MeshFile {
-  std::string vfs_name;  // name inside the MuJoCo VFS
-  std::string path;      // file on disk
-  std::string data;      // the file's bytes when converted (MSH), else empty: read `path`
+  std::string vfs_name;                      // name inside the MuJoCo VFS
+  std::string path;                          // file on disk
+  std::string data;                          // the bytes when converted (MSH), else empty: read `path`
+  ecs::Entity collision = ecs::kNullEntity;  // the collision that uses it
 };
 
 struct MjcfModel {
@@ -62,6 +64,7 @@ struct MjcfModel {
   int njmax = 0, nconmax = 0;  // MuJoCo's constraint rows and contacts
   int moving_geoms = 0;        // collision geoms on moving bodies
   int dofs = 0;                // degrees of freedom (MuJoCo's nv)
+  std::int64_t nstack = 0;     // MuJoCo stack entries Kestrel sets (<size nstack>), if <= INT_MAX
 };
 
 struct BuildOptions {

@@ -17,20 +17,21 @@
 #include <fmt/format.h>
 #include <mujoco/mujoco.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <limits>
 #include <memory>
-#include <mutex>
-#include <sstream>
 #include <unordered_map>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/memory.h"
 #include "kestrel/physics/physics.h"
+#include "physics/mujoco/guard.h"
 #include "physics/mujoco/island.h"
+#include "physics/mujoco/mesh_file.h"
 #include "physics/mujoco/mjcf_builder.h"
 #include "physics/pose_math.h"
 
@@ -41,6 +42,9 @@ namespace c = kestrel::components;
 using ignition::math::Pose3d;
 using ignition::math::Quaterniond;
 using ignition::math::Vector3d;
+using mujoco::call;
+using mujoco::MujocoError;
+using mujoco::take_warnings;
 
 struct ModelDeleter {
   void operator()(mjModel* m) const { mj_deleteModel(m); }
@@ -51,13 +55,42 @@ struct DataDeleter {
 using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;
 using DataPtr = std::unique_ptr<mjData, DataDeleter>;
 
-// MuJoCo prints its warnings and writes MUJOCO_LOG.TXT into the working directory. Kestrel reads
-// d->warning after every step and throws instead, so the text output is silenced (process-wide,
-// installed once).
-void quiet_warnings(const char*) {}
-void install_handlers() {
-  static std::once_flag once;
-  std::call_once(once, [] { mju_user_warning = quiet_warnings; });
+// The step's phases, as plain functions of MuJoCo calls only: `call` (guard.h) may jump over
+// them, so they hold no C++ objects.
+// re-kinematics after teleports
+void phase_position(const mjModel* m, mjData* d) {
+  mj_fwdPosition(m, d);
+  mj_sensorPos(m, d);
+  mj_energyPos(m, d);
+}
+// mj_step1's second half: passive and bias forces for the velocities in force
+void phase_velocity(const mjModel* m, mjData* d) {
+  mj_fwdVelocity(m, d);
+  mj_sensorVel(m, d);
+  mj_energyVel(m, d);
+}
+// acceleration and constraint forces at time t
+void phase_acceleration(const mjModel* m, mjData* d) {
+  mj_fwdActuation(m, d);
+  mj_fwdAcceleration(m, d);
+  mj_fwdConstraint(m, d);
+  mj_sensorAcc(m, d);
+  mj_checkAcc(m, d);
+}
+// integrate to t + dt, then kinematics, collision and velocities at t + dt
+void phase_integrate(const mjModel* m, mjData* d) {
+  mj_Euler(m, d);
+  mj_step1(m, d);
+}
+// the same with only the first half of mj_step1 (checks, kinematics, collision, cvel)
+void phase_integrate_half(const mjModel* m, mjData* d) {
+  mj_Euler(m, d);
+  mj_checkPos(m, d);
+  mj_checkVel(m, d);
+  mj_fwdPosition(m, d);
+  mj_sensorPos(m, d);
+  mj_energyPos(m, d);
+  mj_comVel(m, d);
 }
 
 Vector3d v3(const mjtNum* p) { return Vector3d(p[0], p[1], p[2]); }
@@ -167,7 +200,7 @@ class MujocoEngine final : public PhysicsEngine {
   // island: kNullEntity simulates the whole world; otherwise only that top-level model's moving
   // parts and every static one (see make_mujoco_island).
   explicit MujocoEngine(ecs::Entity island = ecs::kNullEntity) : island_(island) {
-    install_handlers();
+    mujoco::install_handlers();
   }
 
   void build(ecs::Registry& r, ecs::Entity world) override {
@@ -192,46 +225,63 @@ class MujocoEngine final : public PhysicsEngine {
       }
     }
 
+    // Everything is built aside and taken over only when it steps: a build that fails (a world
+    // MuJoCo refuses, a spawned model that would blow up) leaves this engine as it was.
     mujoco::BuildOptions opts;
     opts.reference_poses = &map_.reference;
     opts.island = island_;
     mujoco::MjcfModel mjcf = mujoco::build_mjcf(r, world, opts);
-    issues_ = mjcf.issues;
-    mujoco::throw_on_errors(issues_);
-    load(mjcf);
-    map(r, mjcf);
+    mujoco::throw_on_errors(mjcf.issues);
+    check_memory(mjcf);
+    ModelPtr m = load(r, mjcf);
+    DataPtr d(call(mj_makeData, static_cast<const mjModel*>(m.get())));
+    if (!d) throw too_big(mjcf, take_warnings());
+    Mapping mp = map(r, mjcf, m.get());
 
-    for (const Body& b : map_.bodies) {
+    for (const Body& b : mp.bodies) {
       if (b.qadr < 0) continue;
       if (auto it = carried_q.find(b.link); it != carried_q.end()) {
-        std::memcpy(d_->qpos + b.qadr, it->second.data(), 7 * sizeof(double));
-        std::memcpy(d_->qvel + b.dadr, carried_v[b.link].data(), 6 * sizeof(double));
+        std::memcpy(d->qpos + b.qadr, it->second.data(), 7 * sizeof(double));
+        std::memcpy(d->qvel + b.dadr, carried_v[b.link].data(), 6 * sizeof(double));
       }
     }
-    for (const Jnt& j : map_.joints) {
+    for (const Jnt& j : mp.joints) {
       auto it = carried_q.find(j.joint);
       if (it == carried_q.end()) continue;
       std::size_t qi = 0, vi = 0;
       for (int k = 0; k < j.naxes; ++k) {
-        const int t = m_->jnt_type[jnt_id(j, k)];
+        const int t = m->jnt_type[m->dof_jntid[j.dadr[k]]];
         const int nq = t == mjJNT_BALL ? 4 : 1, nv = t == mjJNT_BALL ? 3 : 1;
         if (qi + nq > it->second.size()) break;
-        std::memcpy(d_->qpos + j.qadr[k], it->second.data() + qi, nq * sizeof(double));
-        std::memcpy(d_->qvel + j.dadr[k], carried_v[j.joint].data() + vi, nv * sizeof(double));
+        std::memcpy(d->qpos + j.qadr[k], it->second.data() + qi, nq * sizeof(double));
+        std::memcpy(d->qvel + j.dadr[k], carried_v[j.joint].data() + vi, nv * sizeof(double));
         qi += nq;
         vi += nv;
       }
     }
 
-    mj_step1(m_.get(), d_.get());
+    guarded(r, m.get(), d.get(), "computing the initial state", mj_step1);
+    check_warnings(r, m.get(), d.get(), mp, "at build");
+    trial_step(r, mp, m.get(), d.get());
+
+    // Taken over.
+    m_ = std::move(m);
+    d_ = std::move(d);
+    map_ = std::move(mp);
+    issues_ = std::move(mjcf.issues);
+    xml_ = std::move(mjcf.xml);
+    forget_wrenches();
+    mark_static_geoms();
     velocity_pending_ = false;
-    check_warnings(r);
     add_state_components(r);
     read_state(/*all=*/true, 0);
 
     if (!m0_) {  // the state every reset returns to
-      m0_.reset(mj_copyModel(nullptr, m_.get()));
-      d0_.reset(mj_copyData(nullptr, m0_.get(), d_.get()));
+      m0_.reset(call(mj_copyModel, static_cast<mjModel*>(nullptr),
+                     static_cast<const mjModel*>(m_.get())));
+      d0_.reset(call(mj_copyData, static_cast<mjData*>(nullptr),
+                     static_cast<const mjModel*>(m0_.get()), static_cast<const mjData*>(d_.get())));
+      if (!m0_ || !d0_) throw Error(r.describe(world_), "MuJoCo: cannot copy the model for reset");
       map0_ = map_;
       xml0_ = xml_;
       issues0_ = issues_;
@@ -247,63 +297,43 @@ class MujocoEngine final : public PhysicsEngine {
     // commands
     const int changed = apply_commands(r);
     // re-kinematics after teleports
-    if (changed & kPosChanged) {
-      mj_fwdPosition(m, d);
-      mj_sensorPos(m, d);
-      mj_energyPos(m, d);
-    }
+    if (changed & kPosChanged) guarded(r, m, d, "a step", phase_position);
     // Body wrenches as generalized forces along each body's own chain (see wrenches_to_qfrc),
     // unless cfrc_int is wanted: mj_rnePostConstraint reads the wrenches from xfrc_applied.
     const bool wrenches = r.count<c::JointTransmittedWrench>() != 0;
     wrenches_to_qfrc(/*keep_xfrc=*/wrenches);
     // mj_step1's second half (passive and bias forces) for the velocities in force now: needed
     // after imposed velocities, teleports, or when the previous step stopped after the first half
-    if (velocity_pending_ || changed != 0) {
-      mj_fwdVelocity(m, d);
-      mj_sensorVel(m, d);
-      mj_energyVel(m, d);
-    }
+    if (velocity_pending_ || changed != 0) guarded(r, m, d, "a step", phase_velocity);
     // acceleration and constraint forces at time t
-    mj_fwdActuation(m, d);
-    mj_fwdAcceleration(m, d);
-    mj_fwdConstraint(m, d);
-    mj_sensorAcc(m, d);
-    mj_checkAcc(m, d);
-    check_warnings(r);
+    guarded(r, m, d, "a step", phase_acceleration);
+    check_warnings(r, m, d, map_);
     // transmitted wrenches (cfrc_int): an extra pass over the tree, paid only when some entity
     // holds a JointTransmittedWrench (a force_torque sensor's joint, or one a system added)
-    if (wrenches) mj_rnePostConstraint(m, d);
+    if (wrenches) guarded(r, m, d, "a step", mj_rnePostConstraint);
     // readout at time t: contacts, joint forces, transmitted wrenches
     refresh_refs(r);
     read_contacts(r);
     read_joint_forces(wrenches);
-    // integrate to t + dt
-    mj_Euler(m, d);
-    // kinematics, collision and velocities at t + dt (mj_step1). A world whose systems impose
-    // velocities every step (multicopter rotors) would have the velocity half redone by the next
-    // step's commands: while this step had such commands, do only the first half (checks,
-    // kinematics, collision, the cvel the readout needs) and leave the rest to the next step.
-    // Both paths compute the same numbers.
+    // integrate to t + dt, then kinematics, collision and velocities at t + dt (mj_step1). A
+    // world whose systems impose velocities every step (multicopter rotors) would have the
+    // velocity half redone by the next step's commands: while this step had such commands, do
+    // only the first half (checks, kinematics, collision, the cvel the readout needs) and leave
+    // the rest to the next step. Both paths compute the same numbers.
     velocity_pending_ = (changed & kVelChanged) != 0;
-    if (velocity_pending_) {
-      mj_checkPos(m, d);
-      mj_checkVel(m, d);
-      mj_fwdPosition(m, d);
-      mj_sensorPos(m, d);
-      mj_energyPos(m, d);
-      mj_comVel(m, d);
-    } else {
-      mj_step1(m, d);
-    }
-    check_warnings(r);
+    guarded(r, m, d, "a step", velocity_pending_ ? phase_integrate_half : phase_integrate);
+    check_warnings(r, m, d, map_);
     read_state(/*all=*/full_read_, dt_);
     full_read_ = false;
   }
 
   void reset(ecs::Registry& r) override {
     KESTREL_DEMAND(m0_ != nullptr);
-    m_.reset(mj_copyModel(nullptr, m0_.get()));
-    d_.reset(mj_copyData(nullptr, m_.get(), d0_.get()));
+    m_.reset(
+        call(mj_copyModel, static_cast<mjModel*>(nullptr), static_cast<const mjModel*>(m0_.get())));
+    d_.reset(call(mj_copyData, static_cast<mjData*>(nullptr), static_cast<const mjModel*>(m_.get()),
+                  static_cast<const mjData*>(d0_.get())));
+    if (!m_ || !d_) throw Error(r.describe(world_), "MuJoCo: cannot copy the model for reset");
     forget_wrenches();
     mark_static_geoms();
     velocity_pending_ = false;  // d0_ was taken after a full mj_step1
@@ -325,61 +355,180 @@ class MujocoEngine final : public PhysicsEngine {
 
   // ---- build --------------------------------------------------------------------------------
 
-  void load(const mujoco::MjcfModel& mjcf) {
-    auto vfs = std::make_unique<mjVFS>();  // ~2 MB: never on the stack
+  // Compiles the MJCF with its meshes (read through the VFS). mj_loadXML is C++ (MuJoCo's XML
+  // compiler) and reports its errors in `err`, never through mju_error; it is not called
+  // through `call` (guard.h).
+  ModelPtr load(const ecs::Registry& r, const mujoco::MjcfModel& mjcf) const {
+    struct VfsDeleter {
+      void operator()(mjVFS* v) const {
+        mj_deleteVFS(v);
+        delete v;
+      }
+    };
+    std::unique_ptr<mjVFS, VfsDeleter> vfs(new mjVFS);  // ~2 MB: never on the stack
     mj_defaultVFS(vfs.get());
-    auto add = [&](const std::string& name, const std::string& bytes) {
-      if (mj_makeEmptyFileVFS(vfs.get(), name.c_str(), static_cast<int>(bytes.size())) != 0) {
-        mj_deleteVFS(vfs.get());
-        throw Error("MuJoCo VFS: cannot add '" + name + "'");
+    // MuJoCo's VFS takes names shorter than mjMAXVFSNAME, sizes as ints > 0, at most mjMAXVFS
+    // files, and calls mju_error otherwise: checked here first.
+    auto add = [&](const std::string& name, const std::string& bytes, ecs::Entity owner) {
+      const std::string who = owner == ecs::kNullEntity ? r.describe(world_) : where_of(r, owner);
+      if (name.size() >= mjMAXVFSNAME || bytes.empty() ||
+          bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        throw Error(who,
+                    fmt::format("MuJoCo's VFS cannot hold '{}' ({} bytes)", name, bytes.size()));
+      }
+      const int rc =
+          call(mj_makeEmptyFileVFS, vfs.get(), name.c_str(), static_cast<int>(bytes.size()));
+      if (rc != 0) {
+        throw Error(who, rc == 1 ? fmt::format("MuJoCo 2.2's VFS holds at most {} files (the "
+                                               "generated model and one per collision mesh)",
+                                               mjMAXVFS)
+                                 : fmt::format("MuJoCo VFS: '{}' added twice", name));
       }
       const int i = mj_findFileVFS(vfs.get(), name.c_str());
       std::memcpy(vfs->filedata[i], bytes.data(), bytes.size());
     };
-    add("kestrel.xml", mjcf.xml);
+    add("kestrel.xml", mjcf.xml, ecs::kNullEntity);
     for (const auto& mesh : mjcf.meshes) {
       if (!mesh.data.empty()) {
-        add(mesh.vfs_name, mesh.data);
+        add(mesh.vfs_name, mesh.data, mesh.collision);
         continue;
       }
-      std::ifstream in(mesh.path, std::ios::binary);
-      if (!in) {
-        mj_deleteVFS(vfs.get());
-        throw Error(mesh.path + ": cannot read mesh file");
+      std::string bytes;
+      try {
+        bytes = mujoco::read_mesh_file(mesh.path);
+      } catch (const Error& e) {
+        throw Error(where_of(r, mesh.collision),
+                    fmt::format("{}: {}", r.scoped_name(mesh.collision), e.what()));
       }
-      add(mesh.vfs_name, std::string(std::istreambuf_iterator<char>(in), {}));
+      add(mesh.vfs_name, bytes, mesh.collision);
     }
     char err[1000] = "";
     mjModel* m = mj_loadXML("kestrel.xml", vfs.get(), err, sizeof(err));
-    mj_deleteVFS(vfs.get());
-    if (!m && std::strstr(err, "could not create mjData")) throw too_big(mjcf);
-    if (!m) {
-      throw Error(
-          fmt::format("MuJoCo rejected the model Kestrel generated: {} (run "
-                      "`kestrel export-mjcf` to see it)",
-                      err));
+    const std::string warnings = take_warnings();
+    if (!m && std::strstr(err, "could not create mjData")) throw too_big(mjcf, warnings);
+    if (!m) throw rejected(r, mjcf, err);
+    return ModelPtr(m);
+  }
+
+  // A compile error as an error on the entity MuJoCo names ("Object name = NAME": a body or
+  // geom is named by its entity's scoped name, a mesh asset "meshN" by its collision).
+  Error rejected(const ecs::Registry& r, const mujoco::MjcfModel& mjcf, std::string err) const {
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    ecs::Entity e = ecs::kNullEntity;
+    if (const auto at = err.find("Object name = "); at != std::string::npos) {
+      const auto from = at + 14;
+      const std::string name = err.substr(from, err.find(',', from) - from);
+      for (const auto& mesh : mjcf.meshes) {
+        if (mesh.vfs_name.substr(0, mesh.vfs_name.rfind('.')) == name) e = mesh.collision;
+      }
+      if (e == ecs::kNullEntity) e = r.find_scoped(name);
     }
-    m_.reset(m);
-    d_.reset(mj_makeData(m));
-    if (!d_) throw too_big(mjcf);
-    forget_wrenches();
-    mark_static_geoms();
-    xml_ = mjcf.xml;
+    for (char& ch : err) ch = ch == '\n' ? ' ' : ch;
+    if (e == ecs::kNullEntity) {
+      return Error(where_of(r, world_),
+                   fmt::format("MuJoCo rejected the model Kestrel generated: {} (run "
+                               "`kestrel export-mjcf` to see it)",
+                               err));
+    }
+    return Error(where_of(r, e), fmt::format("{}: MuJoCo rejected it: {}", r.scoped_name(e), err));
+  }
+
+  // "file:line" of an entity when the loader recorded one, else "entity N 'scoped::name'".
+  static std::string where_of(const ecs::Registry& r, ecs::Entity e) {
+    if (const auto* loc = r.try_get<c::SourceLocation>(e); loc && !loc->file.empty()) {
+      return loc->line > 0 ? fmt::format("{}:{}", loc->file, loc->line) : loc->file;
+    }
+    return r.describe(e);
+  }
+
+  // The memory MuJoCo 2.2 will allocate for this model, before it does. Its data is one buffer
+  // sized for the worst case (the constraint arrays for njmax rows: efc_AR and its int column
+  // indices njmax², efc_J/efc_JT with their indices njmax × nv; contacts; per-object arrays)
+  // plus the stack Kestrel sizes (mjcf_builder.cc); both counts are C ints. The compiler makes
+  // a data of its own, then Kestrel one, and the first build a copy for reset: twice the data
+  // and stack are new at once.
+  struct Estimate {
+    double data = 0, stack = 0;
+  };
+  static Estimate estimate(const mujoco::MjcfModel& mjcf) {
+    const double rows = mjcf.njmax, nv = mjcf.dofs, ncon = mjcf.nconmax;
+    const double nbody = static_cast<double>(mjcf.bodies.size()) + 1;
+    const double ngeom = static_cast<double>(mjcf.geoms.size());
+    Estimate e;
+    e.data = 12 * rows * rows + 24 * rows * nv + 8 * 32 * rows + 600 * ncon +
+             8 * (40 * nv + 120 * nbody + 40 * ngeom) + 65536;
+    e.stack = 8 * static_cast<double>(mjcf.nstack);
+    return e;
+  }
+
+  void check_memory(const mujoco::MjcfModel& mjcf) const {
+    const Estimate e = estimate(mjcf);
+    constexpr double kIntMax = std::numeric_limits<int>::max();
+    if (e.data > kIntMax) throw too_big(mjcf, "");
+    if (mjcf.nstack > std::numeric_limits<int>::max()) {
+      throw Error(fmt::format(
+          "MuJoCo 2.2 cannot hold this world's physics stack: {} bodies, {} degrees of freedom "
+          "and {} constraint rows need {} stack entries, over MuJoCo 2.2's limit of 2^31 (its "
+          "count is a C int). Fewer bodies or moving collision geoms per world, or "
+          "<kestrel:physics_islands/> (src/physics/README.md).",
+          mjcf.bodies.size() + 1, mjcf.dofs, mjcf.njmax, mjcf.nstack));
+    }
+    const MemoryBudget budget = memory_budget();
+    const double need = 2 * (e.data + e.stack);
+    if (need > static_cast<double>(budget.bytes)) {
+      throw Error(fmt::format(
+          "not enough memory for this world's physics: MuJoCo 2.2 would allocate ~{} (its data "
+          "{} for {} constraint rows, {} contacts and {} degrees of freedom, its stack {}; twice: "
+          "the compiler's copy and the one kept for reset), {} is available ({}). Nothing was "
+          "allocated. Fewer moving collision geoms per world, or <kestrel:physics_islands/> "
+          "(src/physics/README.md).",
+          format_bytes(need), format_bytes(e.data), mjcf.njmax, mjcf.nconmax, mjcf.dofs,
+          format_bytes(e.stack), format_bytes(static_cast<double>(budget.bytes)), budget.source));
+    }
   }
 
   // MuJoCo 2.2 sizes mjData's constraint arrays for njmax rows whether used or not (efc_AR is
   // njmax², efc_J and efc_JT njmax × nv, with int column indices) and counts its buffer's bytes
   // in an int: beyond 2 GiB it cannot create mjData at all.
-  static Error too_big(const mujoco::MjcfModel& mjcf) {
-    const double rows = mjcf.njmax, nv = mjcf.dofs;
-    const double gib = (8 * rows * rows + 24 * rows * nv) / (1u << 30);
+  static Error too_big(const mujoco::MjcfModel& mjcf, const std::string& warnings) {
+    const double gib = estimate(mjcf).data / (1u << 30);
     return Error(fmt::format(
         "MuJoCo 2.2 cannot allocate this world's physics data: room for {} contacts "
         "(4 per moving collision geom, {} of them) means {} constraint rows, and with {} degrees "
-        "of freedom its constraint arrays alone need ~{:.1f} GiB, over MuJoCo 2.2's 2 GiB data "
-        "limit. Fewer moving collision geoms or degrees of freedom per world (a make-swarm world "
+        "of freedom its data needs ~{:.1f} GiB, over MuJoCo 2.2's 2 GiB data "
+        "limit{}. Fewer moving collision geoms or degrees of freedom per world (a make-swarm world "
         "of X3s fits up to ~600 vehicles).",
-        mjcf.nconmax, mjcf.moving_geoms, mjcf.njmax, mjcf.dofs, gib));
+        mjcf.nconmax, mjcf.moving_geoms, mjcf.njmax, mjcf.dofs, gib,
+        warnings.empty() ? "" : " (MuJoCo: " + warnings + ")"));
+  }
+
+  // A MuJoCo call that may raise mju_error (guard.h): the error names the world.
+  void guarded(const ecs::Registry& r, const mjModel* m, mjData* d, const char* during,
+               void (*fn)(const mjModel*, mjData*)) const {
+    try {
+      call(fn, m, d);
+    } catch (const MujocoError& e) {
+      throw Error(where_of(r, world_), fmt::format("{}: {} while computing {}; the physics data "
+                                                   "is unusable",
+                                                   r.scoped_name(world_), e.what(), during));
+    }
+  }
+
+  // One step of a new model on its own (no commands), so that a world that cannot step is
+  // refused where it is built — at load (kestrel check, run) or when a spawn is validated —
+  // instead of stopping the run at its next step. Then the data is put back exactly as a build
+  // without the trial leaves it: reset, the same positions and velocities, mj_step1.
+  void trial_step(const ecs::Registry& r, const Mapping& mp, const mjModel* m, mjData* d) const {
+    const std::vector<mjtNum> q(d->qpos, d->qpos + m->nq), v(d->qvel, d->qvel + m->nv);
+    const char* context = "its first step (tried before the world runs)";
+    guarded(r, m, d, "a trial step", phase_acceleration);
+    check_warnings(r, m, d, mp, context);
+    guarded(r, m, d, "a trial step", phase_integrate);
+    check_warnings(r, m, d, mp, context);
+    call(mj_resetData, m, d);
+    std::copy(q.begin(), q.end(), d->qpos);
+    std::copy(v.begin(), v.end(), d->qvel);
+    guarded(r, m, d, "the initial state", mj_step1);
   }
 
   void mark_static_geoms() {
@@ -387,13 +536,13 @@ class MujocoEngine final : public PhysicsEngine {
     for (int g = 0; g < m_->ngeom; ++g) geom_static_[g] = m_->body_weldid[m_->geom_bodyid[g]] == 0;
   }
 
-  int name2id(int type, const std::string& name) const {
-    const int id = mj_name2id(m_.get(), type, name.c_str());
+  static int name2id(const mjModel* m, int type, const std::string& name) {
+    const int id = mj_name2id(m, type, name.c_str());
     KESTREL_DEMAND(id >= 0);
     return id;
   }
 
-  void map(const ecs::Registry& r, const mujoco::MjcfModel& mjcf) {
+  Mapping map(const ecs::Registry& r, const mujoco::MjcfModel& mjcf, const mjModel* m) const {
     Mapping mp;
     for (const auto& mr : mjcf.models) {
       Mdl md;
@@ -408,13 +557,13 @@ class MujocoEngine final : public PhysicsEngine {
     for (const auto& br : mjcf.bodies) {
       Body b;
       b.link = br.link;
-      b.id = name2id(mjOBJ_BODY, br.name);
+      b.id = name2id(m, mjOBJ_BODY, br.name);
       b.dynamic = br.dynamic;
       b.gravity = br.gravity;
       if (!br.free_joint.empty()) {
-        const int j = name2id(mjOBJ_JOINT, br.free_joint);
-        b.qadr = m_->jnt_qposadr[j];
-        b.dadr = m_->jnt_dofadr[j];
+        const int j = name2id(m, mjOBJ_JOINT, br.free_joint);
+        b.qadr = m->jnt_qposadr[j];
+        b.dadr = m->jnt_dofadr[j];
       }
       b.parent_model = mp.model_of[r.parent(br.link)];
       mp.reference[br.link] = br.X_WL;
@@ -429,7 +578,7 @@ class MujocoEngine final : public PhysicsEngine {
     // Root bodies (free or welded to the world) belong to every model above them.
     for (std::size_t i = 0; i < mp.bodies.size(); ++i) {
       const Body& b = mp.bodies[i];
-      if (m_->body_parentid[b.id] != 0) continue;
+      if (m->body_parentid[b.id] != 0) continue;
       for (ecs::Entity p = r.parent(b.link); p != ecs::kNullEntity; p = r.parent(p)) {
         if (const int mi = mp.model_of[p]; mi >= 0) mp.models[mi].roots.push_back(int(i));
       }
@@ -442,12 +591,12 @@ class MujocoEngine final : public PhysicsEngine {
       j.child_body = mp.bodies[mp.body_of[jr.child]].id;
       j.X_CJ = jr.X_CJ;
       for (int k = 0; k < j.naxes; ++k) {
-        const int id = name2id(mjOBJ_JOINT, jr.names[k]);
-        j.qadr[k] = m_->jnt_qposadr[id];
-        j.dadr[k] = m_->jnt_dofadr[id];
+        const int id = name2id(m, mjOBJ_JOINT, jr.names[k]);
+        j.qadr[k] = m->jnt_qposadr[id];
+        j.dadr[k] = m->jnt_dofadr[id];
         j.effort[k] = jr.effort[k];
         j.velocity[k] = jr.velocity[k];
-        const bool ball = m_->jnt_type[id] == mjJNT_BALL;
+        const bool ball = m->jnt_type[id] == mjJNT_BALL;
         j.nq += ball ? 4 : 1;
         j.nv += ball ? 3 : 1;
       }
@@ -455,20 +604,20 @@ class MujocoEngine final : public PhysicsEngine {
       mp.joint_of.set(jr.joint, static_cast<int>(mp.joints.size()));
       mp.joints.push_back(j);
     }
-    mp.geom_entity.assign(m_->ngeom, ecs::kNullEntity);
-    for (ecs::Entity g : mjcf.geoms) mp.geom_entity[name2id(mjOBJ_GEOM, r.scoped_name(g))] = g;
-    mp.jnt_entity.assign(m_->njnt, world_);
+    mp.geom_entity.assign(m->ngeom, ecs::kNullEntity);
+    for (ecs::Entity g : mjcf.geoms) mp.geom_entity[name2id(m, mjOBJ_GEOM, r.scoped_name(g))] = g;
+    mp.jnt_entity.assign(m->njnt, world_);
     for (const Body& b : mp.bodies) {
-      if (b.dadr >= 0) mp.jnt_entity[m_->dof_jntid[b.dadr]] = b.link;
+      if (b.dadr >= 0) mp.jnt_entity[m->dof_jntid[b.dadr]] = b.link;
     }
     for (const Jnt& j : mp.joints) {
-      for (int k = 0; k < j.naxes; ++k) mp.jnt_entity[m_->dof_jntid[j.dadr[k]]] = j.joint;
+      for (int k = 0; k < j.naxes; ++k) mp.jnt_entity[m->dof_jntid[j.dadr[k]]] = j.joint;
     }
     mp.prev_vel.assign(6 * mp.bodies.size(), 0.0);
     for (std::size_t i = 0; i < mp.bodies.size(); ++i) {
       if (!mp.bodies[i].gravity && mp.bodies[i].dynamic) mp.no_gravity.push_back(int(i));
     }
-    map_ = std::move(mp);
+    return mp;
   }
 
   static const mujoco::ModelRecord* find_model(const mujoco::MjcfModel& mjcf, ecs::Entity e) {
@@ -968,8 +1117,10 @@ class MujocoEngine final : public PhysicsEngine {
 
   // ---- warnings ---------------------------------------------------------------------------------
 
-  void check_warnings(const ecs::Registry& r) {
-    mjData* d = d_.get();
+  // Any MuJoCo warning (d->warning) as an Error naming the entity; `context` prefixes the
+  // message (the Physics system adds the time of a failing step).
+  void check_warnings(const ecs::Registry& r, const mjModel* m, mjData* d, const Mapping& mp,
+                      const char* context = nullptr) const {
     // The common case in one branch-free pass (VGEOMFULL, a visualisation warning mj_step never
     // raises, is only skipped below).
     int any = 0;
@@ -978,16 +1129,17 @@ class MujocoEngine final : public PhysicsEngine {
     for (int w = 0; w < mjNWARNING; ++w) {
       if (w == mjWARN_VGEOMFULL || d->warning[w].number == 0) continue;
       const int info = d->warning[w].lastinfo;
-      std::string where = r.describe(world_), what;
+      ecs::Entity at = world_;
+      std::string what;
       auto dof_entity = [&](int dof) {
-        return dof >= 0 && dof < m_->nv ? map_.jnt_entity[m_->dof_jntid[dof]] : world_;
+        return dof >= 0 && dof < m->nv ? mp.jnt_entity[m->dof_jntid[dof]] : world_;
       };
       auto qpos_entity = [&](int q) {
         int best = -1;
-        for (int j = 0; j < m_->njnt; ++j) {
-          if (m_->jnt_qposadr[j] <= q) best = j;
+        for (int j = 0; j < m->njnt; ++j) {
+          if (m->jnt_qposadr[j] <= q) best = j;
         }
-        return best >= 0 ? map_.jnt_entity[best] : world_;
+        return best >= 0 ? mp.jnt_entity[best] : world_;
       };
       switch (w) {
         case mjWARN_INERTIA:
@@ -997,28 +1149,30 @@ class MujocoEngine final : public PhysicsEngine {
           what = fmt::format(
               "contact buffer full ({} contacts, sized from the world's moving "
               "collisions); too many simultaneous contacts",
-              m_->nconmax);
+              m->nconmax);
           break;
         case mjWARN_CNSTRFULL:
-          what = fmt::format("constraint buffer full (njmax = {})", m_->njmax);
+          what = fmt::format("constraint buffer full (njmax = {})", m->njmax);
           break;
         case mjWARN_BADQPOS:
-          where = r.describe(qpos_entity(info));
+          at = qpos_entity(info);
           what = "position became NaN, infinite or huge: the simulation is unstable";
           break;
         case mjWARN_BADQVEL:
-          where = r.describe(dof_entity(info));
+          at = dof_entity(info);
           what = "velocity became NaN, infinite or huge: the simulation is unstable";
           break;
         case mjWARN_BADQACC:
-          where = r.describe(dof_entity(info));
+          at = dof_entity(info);
           what = "acceleration became NaN, infinite or huge: the simulation is unstable";
           break;
         default:
           what = fmt::format("MuJoCo warning {} (info {})", w, info);
       }
       d->warning[w].number = 0;
-      throw Error(where, fmt::format("physics stopped at t = {} s: {}", d->time, what));
+      const std::string name = r.alive(at) ? r.scoped_name(at) : r.describe(at);
+      throw Error(where_of(r, at), context ? fmt::format("{}: {}: {}", name, context, what)
+                                           : fmt::format("{}: {}", name, what));
     }
   }
 
