@@ -6,6 +6,15 @@
 // Both variants reply after the request was applied (at most one step while running, about a
 // millisecond while paused), so that a bad request answers false instead of a silent "true";
 // the /blocking names exist for Gazebo's tools.
+//
+// Nothing a client sends may stop or stall the world. Files a request names are resolved and
+// read on a helper thread with a time limit before the request reaches the step thread (a FIFO,
+// a symlink loop, a 5,000-character path or a file system that does not answer is refused with
+// the reason); what the step thread reads afterwards (the model file, its includes and meshes)
+// is opened without blocking and only when a regular file. A spawn is built into the physics
+// before it is answered (sim::CheckPhysics: a model the engine cannot simulate — a mass of
+// 1e308, a joint loop — is taken out again); every exception ends at the service boundary as
+// "false" with its reason.
 #include <fmt/format.h>
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/entity.pb.h>
@@ -16,13 +25,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
+#include "kestrel/core/files.h"
 #include "kestrel/sdf/world_loader.h"
 #include "kestrel/transport/transport.h"
 #include "transport/common.h"
@@ -40,17 +54,34 @@ struct Rejected {
   std::string why;
 };
 
-// ---- SDF helpers -------------------------------------------------------------------------------
+// ---- files, read off the step thread -------------------------------------------------------
 
-/// The <pose> of the first <model> in an SDF document (identity if it has none). Spawns use it
-/// when the request carries no pose, as Gazebo does.
-Pose3d sdf_model_pose(const fs::path& file) {
+/// The largest model file a request may name [bytes] (the loader's limit for any SDF file).
+constexpr std::uint64_t kMaxModelFileBytes = sdf::LoadOptions{}.max_file_bytes;
+
+/// What a create request needs from the file system, gathered before the request reaches the
+/// step thread.
+struct Prepared {
+  fs::path file;               ///< the model file or model directory to spawn
+  std::string name;            ///< its <model name> (for a directory without model.sdf: its name)
+  std::optional<Pose3d> pose;  ///< its model <pose>, used when the request carries none
+};
+
+/// The first <model>'s name and <pose> in SDF text (the spawn uses them before libsdformat
+/// parses the file).
+void read_model_head(const std::string& text, const std::string& display, Prepared& out) {
   tinyxml2::XMLDocument doc;
-  if (doc.LoadFile(file.c_str()) != tinyxml2::XML_SUCCESS) return {};
-  const auto* sdf = doc.FirstChildElement("sdf");
+  const auto* sdf = doc.Parse(text.data(), text.size()) == tinyxml2::XML_SUCCESS
+                        ? doc.FirstChildElement("sdf")
+                        : nullptr;
   const auto* model = sdf ? sdf->FirstChildElement("model") : nullptr;
-  const auto* pose = model ? model->FirstChildElement("pose") : nullptr;
-  if (!pose || !pose->GetText()) return {};
+  if (!model || !model->Attribute("name")) {
+    throw Rejected{"'" + display + "' is not an SDF file with a named <model>" +
+                   (doc.Error() ? std::string(": ") + doc.ErrorStr() : std::string())};
+  }
+  out.name = model->Attribute("name");
+  const auto* pose = model->FirstChildElement("pose");
+  if (!pose || !pose->GetText()) return;
   double v[6] = {0, 0, 0, 0, 0, 0};
   std::istringstream in(pose->GetText());
   for (double& x : v) in >> x;
@@ -58,25 +89,145 @@ Pose3d sdf_model_pose(const fs::path& file) {
   if (deg && std::string(deg) == "true") {
     for (int i = 3; i < 6; ++i) v[i] *= M_PI / 180.0;
   }
-  return Pose3d(v[0], v[1], v[2], v[3], v[4], v[5]);
+  out.pose = Pose3d(v[0], v[1], v[2], v[3], v[4], v[5]);
 }
 
-/// Resolves an EntityFactory sdf_filename: a path, a model directory, or model://NAME on the
-/// resource search path.
-fs::path resolve_model_file(const std::string& uri) {
+/// An existing path, or why not ("No such file or directory", "Too many levels of symbolic
+/// links", "File name too long"), without throwing.
+std::string path_problem(const fs::path& p, fs::file_status& st) {
+  std::error_code ec;
+  st = fs::status(p, ec);
+  if (ec) return ec.message();
+  if (!fs::exists(st)) return "No such file or directory";
+  return {};
+}
+
+/// Resolves an EntityFactory sdf_filename — a path, a model directory, or model://NAME on the
+/// resource search path — and reads its model head.
+Prepared prepare_file(const std::string& uri) {
   constexpr std::string_view kScheme = "model://";
+  const std::string shown = uri.size() > 200 ? uri.substr(0, 200) + "…" : uri;
+  fs::path path;
+  fs::file_status st;
   if (uri.rfind(kScheme, 0) != 0) {
-    if (!fs::exists(uri)) throw Rejected{"sdf_filename '" + uri + "' does not exist"};
-    return uri;
+    if (const auto p = path_problem(uri, st); !p.empty()) {
+      throw Rejected{fmt::format("sdf_filename '{}' ({} characters): {}", shown, uri.size(), p)};
+    }
+    path = uri;
+  } else {
+    const std::string rest = uri.substr(kScheme.size());
+    std::string searched;
+    for (const auto& dir : sdf::resource_search_path({}, fs::current_path())) {
+      if (path_problem(dir / rest, st).empty()) {
+        path = dir / rest;
+        break;
+      }
+      searched += " " + dir.string();
+    }
+    if (path.empty()) {
+      throw Rejected{"sdf_filename '" + shown + "' not found on the resource path:" + searched};
+    }
   }
-  const std::string rest = uri.substr(kScheme.size());
-  std::string searched;
-  for (const auto& dir : sdf::resource_search_path({}, fs::current_path())) {
-    const fs::path p = dir / rest;
-    if (fs::exists(p)) return p;
-    searched += " " + dir.string();
+  Prepared out;
+  out.file = path;
+  fs::path text_file = path;
+  if (fs::is_directory(st)) {
+    fs::file_status inner;
+    if (!path_problem(path / "model.sdf", inner).empty()) {
+      out.name = path.filename().string();  // model.config: the loader finds the file
+      return out;
+    }
+    text_file = path / "model.sdf";
   }
-  throw Rejected{"sdf_filename '" + uri + "' not found on the resource path:" + searched};
+  RegularFile f(text_file, kMaxModelFileBytes);
+  if (!f.problem().empty()) {
+    throw Rejected{fmt::format("sdf_filename '{}': {}", shown, f.problem())};
+  }
+  std::string text;
+  try {
+    text = f.read_all();
+  } catch (const Error& e) {
+    throw Rejected{e.what()};
+  }
+  read_model_head(text, text_file.string(), out);
+  return out;
+}
+
+/// Spawned SDF text is written once per distinct text to a private temporary directory, so that
+/// ModelCache parses each once. Shared with the helper threads that write it (a thread stuck
+/// on a file system keeps it alive).
+struct Spool {
+  std::mutex m;
+  fs::path dir;
+  ~Spool() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+
+  fs::path write(const std::string& text) {
+    if (text.find("<model") == std::string::npos) {
+      throw Rejected{text.find("<light") != std::string::npos ? "spawning lights is not supported"
+                                                              : "the sdf string holds no <model>"};
+    }
+    std::lock_guard lock(m);
+    std::error_code ec;
+    if (dir.empty()) {
+      fs::path d =
+          fs::temp_directory_path(ec) /
+          fmt::format("kestrel-spawn-{}-{}", getpid(), reinterpret_cast<std::uintptr_t>(this));
+      if (ec || !fs::create_directories(d, ec) || ec) {
+        throw Rejected{"cannot create a spool directory for spawned SDF text: " + ec.message()};
+      }
+      dir = d;
+    }
+    const fs::path file = dir / fmt::format("{:016x}.sdf", std::hash<std::string>{}(text));
+    if (!fs::exists(file, ec)) {
+      const fs::path tmp = file.string() + ".part";
+      std::ofstream f(tmp, std::ios::binary);
+      if (!(f << text) || !f.flush()) throw Rejected{"cannot write " + tmp.string()};
+      f.close();
+      fs::rename(tmp, file, ec);
+      if (ec) throw Rejected{"cannot write " + file.string() + ": " + ec.message()};
+    }
+    return file;
+  }
+};
+
+/// Runs `fn` on a thread of its own and waits at most `limit` for it: a file system that does
+/// not answer stalls only that thread (left to finish or hang on its own), never the caller.
+template <class R>
+R with_time_limit(std::function<R()> fn, std::chrono::milliseconds limit, const std::string& what) {
+  auto task = std::make_shared<std::packaged_task<R()>>(std::move(fn));
+  auto result = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  if (result.wait_for(limit) != std::future_status::ready) {
+    throw Rejected{
+        fmt::format("{} did not finish within {} ms (a file system that does not "
+                    "answer?); the request is dropped",
+                    what, limit.count())};
+  }
+  return result.get();
+}
+
+/// A pose a client sent: finite, a usable orientation, inside kMaxWorldCoordinate.
+std::string pose_problem(const Pose3d& X) {
+  const auto& p = X.Pos();
+  const auto& q = X.Rot();
+  if (!p.IsFinite() || !std::isfinite(q.W()) || !std::isfinite(q.X()) || !std::isfinite(q.Y()) ||
+      !std::isfinite(q.Z())) {
+    return fmt::format(
+        "pose is not finite: position ({}, {}, {}), orientation (w {}, x {}, y {}, "
+        "z {})",
+        p.X(), p.Y(), p.Z(), q.W(), q.X(), q.Y(), q.Z());
+  }
+  const double far = std::max({std::abs(p.X()), std::abs(p.Y()), std::abs(p.Z())});
+  if (far > c::kMaxWorldCoordinate) {
+    return fmt::format(
+        "pose position ({}, {}, {}) m is outside the world: each coordinate must "
+        "be within ±{} m",
+        p.X(), p.Y(), p.Z(), c::kMaxWorldCoordinate);
+  }
+  return {};
 }
 
 class UserCommands final : public System, public ISystemConfigurePriority, public ISystemConfigure {
@@ -85,8 +236,6 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
 
   ~UserCommands() override {
     node_.reset();  // no callback after this point
-    std::error_code ec;
-    if (!spool_.empty()) fs::remove_all(spool_, ec);
   }
 
   void configure_priority(ecs::Entity, const Element&, ecs::Registry&,
@@ -100,64 +249,90 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
   }
 
  private:
+  using StepWork = std::function<void(sim::Runner&)>;
+
   void start(const detail::TransportReady& r) {
     ctx_ = r;
     node_ = std::make_unique<ignition::transport::Node>();
     for (const char* suffix : {"", "/blocking"}) {
       const std::string s = suffix;
-      serve<msgs::EntityFactory>("/create" + s, [this](const msgs::EntityFactory& q,
-                                                       sim::Runner& run) { create(q, run); });
-      serve<msgs::EntityFactory_V>("/create_multiple" + s,
-                                   [this](const msgs::EntityFactory_V& q, sim::Runner& run) {
-                                     std::vector<ecs::Entity> made;
-                                     try {
-                                       for (const auto& f : q.data())
-                                         made.push_back(create(f, run));
-                                     } catch (...) {
-                                       for (auto e : made) {
-                                         run.remove_systems_of(e);
-                                         run.registry().remove_now(e);
-                                       }
-                                       throw;
-                                     }
-                                   });
-      serve<msgs::Entity>("/remove" + s,
-                          [this](const msgs::Entity& q, sim::Runner& run) { remove(q, run); });
-      serve<msgs::Pose>("/set_pose" + s,
-                        [this](const msgs::Pose& q, sim::Runner& run) { set_poses({&q}, run); });
-      serve<msgs::Pose_V>("/set_pose_vector" + s, [this](const msgs::Pose_V& q, sim::Runner& run) {
-        std::vector<const msgs::Pose*> v;
-        for (const auto& p : q.pose()) v.push_back(&p);
-        set_poses(v, run);
+      serve<msgs::EntityFactory>("/create" + s, [this](const msgs::EntityFactory& q) -> StepWork {
+        auto ready = prepare({&q});
+        return [this, q, ready](sim::Runner& run) {
+          const ecs::Entity e = create(q, ready.front(), run);
+          validate_physics({e}, run);
+        };
+      });
+      serve<msgs::EntityFactory_V>(
+          "/create_multiple" + s, [this](const msgs::EntityFactory_V& q) -> StepWork {
+            std::vector<const msgs::EntityFactory*> all;
+            for (const auto& f : q.data()) all.push_back(&f);
+            auto ready = prepare(all);
+            return [this, q, ready](sim::Runner& run) {
+              std::vector<ecs::Entity> made;
+              try {
+                for (int i = 0; i < q.data_size(); ++i) {
+                  made.push_back(create(q.data(i), ready[static_cast<std::size_t>(i)], run));
+                }
+              } catch (...) {
+                roll_back(made, run);
+                throw;
+              }
+              validate_physics(made, run);
+            };
+          });
+      serve<msgs::Entity>("/remove" + s, [this](const msgs::Entity& q) -> StepWork {
+        return [this, q](sim::Runner& run) { remove(q, run); };
+      });
+      serve<msgs::Pose>("/set_pose" + s, [this](const msgs::Pose& q) -> StepWork {
+        return [this, q](sim::Runner& run) { set_poses({&q}, run); };
+      });
+      serve<msgs::Pose_V>("/set_pose_vector" + s, [this](const msgs::Pose_V& q) -> StepWork {
+        return [this, q](sim::Runner& run) {
+          std::vector<const msgs::Pose*> v;
+          for (const auto& p : q.pose()) v.push_back(&p);
+          set_poses(v, run);
+        };
       });
     }
   }
 
-  // Advertises prefix+name; the handler runs on the step thread and throws Rejected to refuse.
+  // Advertises prefix+name. `plan` runs on the transport thread (it may read files, with a time
+  // limit, and throws Rejected to refuse); the work it returns runs on the step thread at the
+  // next boundary and throws Rejected to refuse. Whatever is thrown, by either, the answer is
+  // false with the reason: nothing escapes into ignition-transport or the step loop.
   template <class Req>
-  void serve(const std::string& name, std::function<void(const Req&, sim::Runner&)> handler) {
+  void serve(const std::string& name, std::function<StepWork(const Req&)> plan) {
     const std::string service = ctx_.prefix + name;
-    std::function<bool(const Req&, msgs::Boolean&)> cb = [this, service, handler](
-                                                             const Req& req, msgs::Boolean& rep) {
-      auto result = detail::on_step_thread<std::string>(
-          *ctx_.runner,
-          [&handler, req](sim::Runner& run) -> std::string {
-            try {
-              handler(req, run);
-              return {};
-            } catch (const Rejected& r) {
-              return r.why;
-            } catch (const Error& e) {
-              return e.what();
-            }
-          },
-          ctx_.request_timeout);
+    std::function<bool(const Req&, msgs::Boolean&)> cb = [this, service, plan](const Req& req,
+                                                                               msgs::Boolean& rep) {
       std::string why;
-      if (!result) {
-        why = fmt::format("no answer from the world within {} ms (is it running?)",
-                          ctx_.request_timeout.count());
-      } else {
-        why = *result;
+      try {
+        StepWork work = plan(req);
+        auto result = detail::on_step_thread<std::string>(
+            *ctx_.runner,
+            [work](sim::Runner& run) -> std::string {
+              try {
+                work(run);
+                return {};
+              } catch (const Rejected& r) {
+                return r.why;
+              } catch (const std::exception& e) {
+                return e.what();
+              } catch (...) {
+                return "unexpected error (not an exception type Kestrel knows)";
+              }
+            },
+            ctx_.request_timeout);
+        why = result ? *result
+                     : fmt::format("no answer from the world within {} ms (is it running?)",
+                                   ctx_.request_timeout.count());
+      } catch (const Rejected& r) {
+        why = r.why;
+      } catch (const std::exception& e) {
+        why = e.what();
+      } catch (...) {
+        why = "unexpected error (not an exception type Kestrel knows)";
       }
       rep.set_data(why.empty());
       if (!why.empty()) {
@@ -171,20 +346,52 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
 
   // ---- create ----------------------------------------------------------------------------------
 
-  ecs::Entity create(const msgs::EntityFactory& q, sim::Runner& run) {
+  // On the transport thread, before the step thread sees the request: the files of every
+  // factory, read on a helper thread within the request time limit (one limit for all).
+  std::vector<Prepared> prepare(const std::vector<const msgs::EntityFactory*>& factories) {
+    std::vector<std::pair<int, std::string>> jobs;  // (case, text or file name) per factory
+    for (const auto* f : factories) {
+      if (f->from_case() == msgs::EntityFactory::kSdf) {
+        jobs.emplace_back(msgs::EntityFactory::kSdf, f->sdf());
+      } else if (f->from_case() == msgs::EntityFactory::kSdfFilename) {
+        jobs.emplace_back(msgs::EntityFactory::kSdfFilename, f->sdf_filename());
+      } else {
+        jobs.emplace_back(0, std::string());
+      }
+    }
+    std::function<std::vector<Prepared>()> read = [jobs, spool = spool_]() {
+      std::vector<Prepared> out;
+      for (const auto& [kind, arg] : jobs) {
+        if (kind == msgs::EntityFactory::kSdf) {
+          Prepared p;
+          p.file = spool->write(arg);
+          read_model_head(arg, "the sdf string", p);
+          out.push_back(std::move(p));
+        } else if (kind == msgs::EntityFactory::kSdfFilename) {
+          out.push_back(prepare_file(arg));
+        } else {
+          out.emplace_back();
+        }
+      }
+      return out;
+    };
+    return with_time_limit(std::move(read), ctx_.request_timeout, "reading the model files");
+  }
+
+  ecs::Entity create(const msgs::EntityFactory& q, const Prepared& ready, sim::Runner& run) {
     if (!q.relative_to().empty() && q.relative_to() != "world") {
       throw Rejected{"relative_to '" + q.relative_to() + "' is not supported (only the world)"};
     }
     if (q.has_spherical_coordinates()) throw Rejected{"spherical_coordinates is not supported"};
     std::optional<Pose3d> pose;
-    if (q.has_pose()) pose = detail::from_msg(q.pose());
-    if (pose && !pose->Pos().IsFinite()) throw Rejected{"pose is not finite"};
+    if (q.has_pose()) {
+      pose = detail::from_msg(q.pose());
+      if (auto p = pose_problem(*pose); !p.empty()) throw Rejected{p};
+    }
     switch (q.from_case()) {
       case msgs::EntityFactory::kSdf:
-        return spawn_file(spool(q.sdf()), q.name(), q.allow_renaming(), pose, run);
       case msgs::EntityFactory::kSdfFilename:
-        return spawn_file(resolve_model_file(q.sdf_filename()), q.name(), q.allow_renaming(), pose,
-                          run);
+        return spawn_file(ready, q.name(), q.allow_renaming(), pose, run);
       case msgs::EntityFactory::kCloneName:
         return clone(q.clone_name(), q.name(), q.allow_renaming(), pose, run);
       case msgs::EntityFactory::kModel:
@@ -200,24 +407,27 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     }
   }
 
-  // Writes an SDF string to a file named by its hash, so that ModelCache parses each distinct
-  // string once.
-  fs::path spool(const std::string& text) {
-    if (text.find("<model") == std::string::npos) {
-      throw Rejected{text.find("<light") != std::string::npos ? "spawning lights is not supported"
-                                                              : "the sdf string holds no <model>"};
+  // After every model of a request and its plugins were added: physics builds the world with
+  // them now (one trial step included). A model it cannot simulate is taken out again with its
+  // systems, and the request answers false with what physics said.
+  void validate_physics(const std::vector<ecs::Entity>& made, sim::Runner& run) {
+    sim::CheckPhysics::Result result;
+    run.events().publish(sim::CheckPhysics{&run.registry(), &result});
+    if (result.error.empty()) return;
+    std::string names;
+    for (auto e : made) {
+      names += (names.empty() ? "'" : ", '") + run.registry().scoped_name(e) + "'";
     }
-    if (spool_.empty()) {
-      spool_ = fs::temp_directory_path() /
-               fmt::format("kestrel-spawn-{}-{}", getpid(), reinterpret_cast<std::uintptr_t>(this));
-      fs::create_directories(spool_);
+    roll_back(made, run);
+    throw Rejected{fmt::format("physics cannot simulate the world with {} (nothing was added): {}",
+                               names, result.error)};
+  }
+
+  static void roll_back(const std::vector<ecs::Entity>& made, sim::Runner& run) {
+    for (auto e : made) {
+      run.remove_systems_of(e);
+      if (run.registry().alive(e)) run.registry().remove_now(e);
     }
-    const fs::path file = spool_ / fmt::format("{:016x}.sdf", std::hash<std::string>{}(text));
-    if (!fs::exists(file)) {
-      std::ofstream f(file, std::ios::binary);
-      if (!(f << text) || !f.flush()) throw Rejected{"cannot write " + file.string()};
-    }
-    return file;
   }
 
   std::string unique_name(const ecs::Registry& reg, const std::string& base, bool allow_renaming) {
@@ -233,17 +443,25 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
     }
   }
 
-  ecs::Entity spawn_file(const fs::path& file, const std::string& name, bool allow_renaming,
+  ecs::Entity spawn_file(const Prepared& ready, const std::string& name, bool allow_renaming,
                          std::optional<Pose3d> pose, sim::Runner& run) {
     auto& reg = run.registry();
     // The model's own name comes from the file; ModelCache tells on a clash, so find it first.
-    std::string base = name;
-    if (base.empty()) base = model_name_in(file);
-    const std::string n = unique_name(reg, base, allow_renaming);
+    const std::string n = unique_name(reg, name.empty() ? ready.name : name, allow_renaming);
+    const Pose3d X = pose ? *pose : ready.pose.value_or(Pose3d{});
+    if (auto p = pose_problem(X); !p.empty()) throw Rejected{"the model's <pose>: " + p};
     sdf::Findings findings;
     std::vector<PluginDecl> plugins;
-    const ecs::Entity e = cache_.spawn(file, reg, world_, n, pose ? *pose : sdf_model_pose(file),
-                                       &findings, &plugins);
+    ecs::Entity e = ecs::kNullEntity;
+    try {
+      e = cache_.spawn(ready.file, reg, world_, n, X, &findings, &plugins);
+    } catch (...) {
+      // What the loader created before it threw goes with it.
+      if (auto partial = reg.child_by_name(world_, n); partial != ecs::kNullEntity) {
+        reg.remove_now(partial);
+      }
+      throw;
+    }
     std::string problem;
     if (findings.has_errors()) {
       for (const auto& f : findings.items()) {
@@ -277,26 +495,6 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
              "(kestrel::world::load_world_into_runner), so they cannot be started";
     }
     return result.error;
-  }
-
-  static std::string model_name_in(const fs::path& file_or_dir) {
-    fs::path file = file_or_dir;
-    if (fs::is_directory(file)) {
-      for (const char* n : {"model.sdf"}) {
-        if (fs::exists(file / n)) file = file / n;
-      }
-    }
-    tinyxml2::XMLDocument doc;
-    if (fs::is_regular_file(file) && doc.LoadFile(file.c_str()) == tinyxml2::XML_SUCCESS) {
-      const auto* sdf = doc.FirstChildElement("sdf");
-      const auto* model = sdf ? sdf->FirstChildElement("model") : nullptr;
-      if (model && model->Attribute("name")) return model->Attribute("name");
-    }
-    if (fs::is_regular_file(file)) {
-      throw Rejected{"'" + file_or_dir.string() + "' is not an SDF file with a named <model>" +
-                     (doc.Error() ? std::string(": ") + doc.ErrorStr() : std::string())};
-    }
-    return file_or_dir.filename().string();  // model directory with model.config
   }
 
   // ---- clone -----------------------------------------------------------------------------------
@@ -419,7 +617,9 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
         throw Rejected{"set_pose: " + reg.describe(e) + " is not a model of the world"};
       }
       const Pose3d X = detail::from_msg(*p);
-      if (!X.Pos().IsFinite() || !X.Rot().IsFinite()) throw Rejected{"set_pose: pose not finite"};
+      if (auto problem = pose_problem(X); !problem.empty()) {
+        throw Rejected{"set_pose: " + reg.describe(e) + ": " + problem};
+      }
       todo.emplace_back(e, X);
     }
     for (const auto& [e, X] : todo) {
@@ -433,7 +633,7 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
   detail::TransportReady ctx_;
   sim::EventBus::Subscription ready_sub_;
   sdf::ModelCache cache_;
-  fs::path spool_;
+  std::shared_ptr<Spool> spool_ = std::make_shared<Spool>();
   std::unique_ptr<ignition::transport::Node> node_;
 };
 

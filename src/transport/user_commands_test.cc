@@ -2,6 +2,10 @@
 // boundary, removed with the model, dropped by reset), and the step thread never waits on
 // ignition-transport's lock (a new command topic is subscribed while an in-process service
 // callback holds that lock and waits for the step thread). Runs inside scripts/netns.
+#include <sys/stat.h>
+
+#include <cmath>
+
 #include "testing/quad_world.h"
 #include "transport/common_test.h"
 
@@ -145,6 +149,73 @@ TEST_F(UserCommandsTest, SpawnedModelWithABadPluginIsRefusedWhole) {
   EXPECT_EQ(model("x3"), ecs::kNullEntity);
   EXPECT_EQ(systems_of("x3"), 0u);
   EXPECT_TRUE(create(quad_sdf("x3")));
+}
+
+// Nothing a client sends stops or stalls the world: each request below is answered false with
+// its reason, the world is unchanged and keeps stepping (before: a symlink loop or a long path
+// aborted the process, a FIFO blocked the step thread in open(), a mass of 1e308, a NaN
+// orientation, set_pose x 1e300 and gravity -1e308 were answered true and stopped the run at
+// the next step).
+TEST_F(UserCommandsTest, HostileRequestsAreRefusedAndTheWorldRunsOn) {
+  start(false);
+  const fs::path loop = dir_ / "loop_a";
+  fs::create_symlink(dir_ / "loop_b", loop);
+  fs::create_symlink(loop, dir_ / "loop_b");
+  const fs::path fifo = dir_ / "fifo.sdf";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto by_file = [&](const std::string& f) {
+    msgs::EntityFactory q;
+    q.set_sdf_filename(f);
+    return call_bool("/world/tw/create", q);
+  };
+  EXPECT_FALSE(by_file(loop.string()));
+  EXPECT_FALSE(by_file("/tmp/" + std::string(5000, 'a')));
+  EXPECT_FALSE(by_file(fifo.string()));
+  EXPECT_FALSE(by_file("/dev/zero"));
+  EXPECT_FALSE(by_file("/proc/self/status"));
+  auto model_sdf = [](const std::string& name, const std::string& mass, const std::string& size) {
+    return "<sdf version='1.9'><model name='" + name +
+           "'><pose>0 5 3 0 0 0</pose><link name='l'><inertial><mass>" + mass +
+           "</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>"
+           "<collision name='c'><geometry><box><size>" +
+           size + "</size></box></geometry></collision></link></model></sdf>";
+  };
+  EXPECT_FALSE(create(model_sdf("heavy", "1e308", "0.1 0.1 0.1")));
+  EXPECT_FALSE(create(model_sdf("wide", "1", "1e308 1 1")));
+  msgs::EntityFactory nan_pose;
+  nan_pose.set_sdf(model_sdf("tilted", "1", "0.1 0.1 0.1"));
+  nan_pose.mutable_pose()->mutable_orientation()->set_w(std::nan(""));
+  EXPECT_FALSE(call_bool("/world/tw/create", nan_pose));
+  msgs::EntityFactory far;
+  far.set_sdf(model_sdf("far", "1", "0.1 0.1 0.1"));
+  far.mutable_pose()->mutable_position()->set_x(1e300);
+  EXPECT_FALSE(call_bool("/world/tw/create", far));
+  msgs::Pose teleport;
+  teleport.set_name("box");
+  teleport.mutable_position()->set_x(1e300);
+  EXPECT_FALSE(call_bool("/world/tw/set_pose", teleport));
+  msgs::Physics gravity;
+  gravity.mutable_gravity()->set_z(-1e308);
+  EXPECT_FALSE(call_bool("/world/tw/set_physics", gravity));
+  // Two models in one request, the second one bad: neither stays.
+  msgs::EntityFactory_V both;
+  both.add_data()->set_sdf(model_sdf("fine", "1", "0.1 0.1 0.1"));
+  both.add_data()->set_sdf(model_sdf("heavy2", "1e308", "0.1 0.1 0.1"));
+  EXPECT_FALSE(call_bool("/world/tw/create_multiple", both));
+
+  for (const char* n : {"heavy", "wide", "tilted", "far", "fine", "heavy2"}) {
+    EXPECT_EQ(model(n), ecs::kNullEntity) << n;
+  }
+  EXPECT_TRUE(wait_for([](sim::Runner& r) {
+    const auto* g = r.registry().try_get<c::Gravity>(r.world());
+    return !g || g->value.Z() > -100;
+  }));
+  const auto it = iterations();
+  ASSERT_TRUE(wait_for([it](sim::Runner& r) { return r.info().iterations > it + 50; }));
+  // And a sound request still works.
+  EXPECT_TRUE(create(model_sdf("ok", "1", "0.1 0.1 0.1")));
+  const auto it2 = iterations();
+  ASSERT_TRUE(wait_for([it2](sim::Runner& r) { return r.info().iterations > it2 + 50; }));
 }
 
 // ignition-transport runs an in-process service callback under its own lock. Here a callback

@@ -109,9 +109,21 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
   }
 
  private:
+  // Every exception ends here as a refusal with its reason, never in ignition-transport.
   template <class Req, class Rep>
   void advertise_service(const std::string& name, std::function<bool(const Req&, Rep&)> cb) {
-    if (!node_->Advertise(name, cb)) throw Error("transport: cannot advertise service " + name);
+    std::function<bool(const Req&, Rep&)> guarded = [this, name, cb](const Req& q, Rep& a) {
+      try {
+        return cb(q, a);
+      } catch (const std::exception& e) {
+        return reject(a, name + ": refused: " + e.what());
+      } catch (...) {
+        return reject(a, name + ": refused: unexpected error");
+      }
+    };
+    if (!node_->Advertise(name, guarded)) {
+      throw Error("transport: cannot advertise service " + name);
+    }
   }
 
   template <class M>
@@ -168,6 +180,19 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     if (req.has_reset() && req.reset().model_only()) {
       return reject(rep, svc + ": reset.model_only is not supported (use all or time_only)");
     }
+    // Checked before anything is applied: a refused request changes nothing.
+    std::optional<Duration> run_to;
+    if (req.has_run_to_sim_time()) {
+      const auto& t = req.run_to_sim_time();
+      const double s = static_cast<double>(t.sec()) + 1e-9 * t.nsec();
+      run_to = checked_seconds(s, /*positive=*/false);
+      if (!run_to || *run_to < Duration{0} || t.nsec() < 0 || t.nsec() >= 1'000'000'000) {
+        return reject(rep, fmt::format("{}: run_to_sim_time must be a time {} with nsec in [0, "
+                                       "1e9), found sec {} nsec {}; nothing changed",
+                                       svc, seconds_range(false), t.sec(), t.nsec()));
+      }
+      run_to = Duration{t.sec() * 1'000'000'000 + t.nsec()};
+    }
     if (req.has_reset()) runner_.request_reset(req.reset().time_only() && !req.reset().all());
     // proto3: seed 0 means "not given". Applied at the end of this step boundary, after a reset
     // in the same request.
@@ -179,14 +204,7 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
     } else {
       runner_.set_paused(req.pause());
     }
-    if (req.has_run_to_sim_time()) {
-      const Duration t = detail::from_msg(req.run_to_sim_time());
-      if (t < Duration{0}) {
-        return reject(rep,
-                      fmt::format("{}: run_to_sim_time must be >= 0, found {} ns", svc, t.count()));
-      }
-      runner_.run_to(t);
-    }
+    if (run_to) runner_.run_to(*run_to);
     rep.set_data(true);
     return true;
   }
@@ -221,12 +239,16 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
                                      svc, step_s, rtf));
     }
     const bool set_step = step_s > 0 || named_step, set_rtf = rtf > 0 || named_rtf;
-    const Duration dt = from_seconds(step_s);
-    if (set_step && dt <= Duration{0}) {
-      return reject(rep, fmt::format("{}: max_step_size {} s is below 1 ns; nothing changed", svc,
-                                     step_s));
+    const auto checked = checked_seconds(step_s, /*positive=*/true);
+    if (set_step && !checked) {
+      return reject(rep, fmt::format("{}: max_step_size must be a step size {}, found {} s; "
+                                     "nothing changed",
+                                     svc, seconds_range(true), step_s));
     }
-    auto vec = [](const msgs::Vector3d& v) { return ignition::math::Vector3d(v.x(), v.y(), v.z()); };
+    const Duration dt = checked.value_or(Duration{0});
+    auto vec = [](const msgs::Vector3d& v) {
+      return ignition::math::Vector3d(v.x(), v.y(), v.z());
+    };
     std::optional<ignition::math::Vector3d> gravity, field;
     if (req.has_gravity()) gravity = vec(req.gravity());
     if (req.has_magnetic_field()) field = vec(req.magnetic_field());
@@ -248,6 +270,27 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
             return "magnetic_field cannot be set in a world with <spherical_coordinates>: the "
                    "magnetometer uses the World Magnetic Model there";
           }
+          // Physics compiles gravity into its model: it builds it now, with one trial step, and
+          // a gravity it cannot simulate is put back before anything else changes.
+          if (gravity) {
+            const auto* had = reg.try_get<c::Gravity>(w);
+            const bool existed = had != nullptr;
+            const c::Gravity before = existed ? *had : c::Gravity{};
+            reg.set<c::Gravity>(w, c::Gravity{*gravity});
+            sim::CheckPhysics::Result check;
+            r.events().publish(sim::CheckPhysics{&reg, &check});
+            if (!check.error.empty()) {
+              if (existed) {
+                reg.set<c::Gravity>(w, before);
+              } else {
+                reg.remove<c::Gravity>(w);
+              }
+              return fmt::format(
+                  "gravity ({}, {}, {}) m/s²: physics cannot simulate the world "
+                  "with it: {}",
+                  gravity->X(), gravity->Y(), gravity->Z(), check.error);
+            }
+          }
           if (set_step) r.set_step_size(dt);
           if (set_rtf) r.set_real_time_factor(rtf);
           if (auto* p = reg.try_get<c::PhysicsParams>(w); p && (set_step || set_rtf)) {
@@ -255,8 +298,6 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
             if (set_rtf) p->real_time_factor = rtf;
             reg.mark_changed<c::PhysicsParams>(w);
           }
-          // Physics compiles gravity into its model: it rebuilds when Gravity changes.
-          if (gravity) reg.set<c::Gravity>(w, c::Gravity{*gravity});
           if (field) reg.set<c::MagneticField>(w, c::MagneticField{*field});
           return {};
         },
