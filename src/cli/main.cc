@@ -2,11 +2,15 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "kestrel/core/error.h"
+#include "kestrel/core/interrupt.h"
 #include "kestrel/core/log.h"
 #include "kestrel/core/text.h"
 
@@ -88,8 +92,23 @@ int main(int argc, char** argv) {
     spdlog::error("{}", explain(app, e, argc, argv));
     return 2;
   }
+  // A full file-size limit (ulimit -f) makes writes fail with EFBIG, reported by whoever wrote,
+  // instead of killing the process with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
-    return selected();
+    const int code = selected();
+    // What went to stdout (check --json, export-mjcf, topic echo) must have reached it: a full
+    // disk or a closed pipe is an error, never a silent exit 0.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      const int error = errno;
+      spdlog::error("writing to standard output failed: {}", std::strerror(error));
+      return 1;
+    }
+    return code;
+  } catch (const kestrel::Interrupted& e) {
+    spdlog::error("{}; nothing ran", bare(e.what()));
+    return 128 + e.signal();
   } catch (const kestrel::cli::UsageError& e) {
     spdlog::error("{}", bare(e.what()));
     return 2;

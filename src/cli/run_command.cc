@@ -15,8 +15,10 @@
 #include "cli/commands.h"
 #include "cli/world.h"
 #include "kestrel/components/model.h"
+#include "kestrel/core/interrupt.h"
 #include "kestrel/core/log.h"
 #include "kestrel/core/text.h"
+#include "kestrel/physics/truth_csv.h"
 #include "kestrel/sim/server.h"
 #include "kestrel/systems/mission_monitor.h"
 
@@ -34,7 +36,7 @@ struct RunArgs {
   bool strict = false;
   bool allow_missing_systems = false;
   std::string truth_csv;
-  double truth_rate = 0;
+  double truth_rate = physics::kDefaultTruthRateHz;
   std::vector<std::string> px4, ardupilot;
   std::optional<double> sitl_connect_timeout, sitl_answer_timeout;
   bool no_transport = false;
@@ -83,6 +85,14 @@ class StatusLine {
 
 int run(const RunArgs& a) {
   refuse_overwriting(a.world, a.truth_csv, "--truth-csv");
+  std::optional<Duration> max_sim_time;
+  if (a.duration) {
+    max_sim_time = checked_seconds(*a.duration, /*positive=*/false);
+    if (!max_sim_time) {
+      throw UsageError(fmt::format("--duration must be a time {}, found {} s", seconds_range(false),
+                                   *a.duration));
+    }
+  }
   WorldSettings ws;
   ws.path = a.world;
   ws.seed = a.seed;
@@ -103,7 +113,12 @@ int run(const RunArgs& a) {
   // mask, so SIGINT/SIGTERM reach the server's watcher instead of killing the process.
   sim::Server server;
   server.install_signal_stop();
+  // A signal while loading stops the load (checked between files, models and systems; a
+  // library call that cannot be interrupted is given 2 s) and nothing runs: exit 128 + signal.
+  server.set_loading(true);
   auto loaded = load_world(ws);
+  throw_if_interrupted("loading " + a.world);
+  server.set_loading(false);
   auto runner = std::move(loaded.runner);
   sim::Runner& r = *runner;
   // Multicopter missions (src/systems/multicopter_control): live status, the run ends when every
@@ -114,7 +129,7 @@ int run(const RunArgs& a) {
 
   sim::Server::Limits limits;
   limits.max_iterations = a.iterations;
-  if (a.duration) limits.max_sim_time = from_seconds(*a.duration);
+  limits.max_sim_time = max_sim_time;
 
   if (!a.quiet) {
     std::size_t models = 0;
@@ -181,8 +196,8 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                               "Write ground truth (pose, velocities of every model) to FILE")
                   ->check(output_file());
   cmd->add_option("--truth-rate", args->truth_rate,
-                  "Ground-truth samples per second of sim time (default: every step)")
-      ->check(finite_number(0, false))
+                  "Ground-truth samples per second of sim time (default 100; 0 = every step)")
+      ->check(finite_number(0, true))
       ->needs(csv);
   cmd->add_option("--px4", args->px4,
                   "Fly MODEL with PX4 SITL (TCP 127.0.0.1:4560+INSTANCE, lockstep); repeatable")

@@ -21,7 +21,7 @@ struct WorldSettings {
   bool allow_missing_systems = false;  ///< run without plugins that cannot be resolved
   bool quiet = false;                  ///< do not print warnings
   std::string truth_csv;               ///< ground-truth CSV path (empty: none)
-  double truth_rate_hz = 0;            ///< CSV samples per second of sim time (0: every step)
+  double truth_rate_hz = 100;          ///< CSV samples per second of sim time (0: every step)
   std::vector<std::string> px4;        ///< --px4 MODEL[:INSTANCE] (SITL bridges)
   std::vector<std::string> ardupilot;  ///< --ardupilot MODEL[:INSTANCE]
   std::optional<double> sitl_connect_timeout;  ///< --sitl-connect-timeout [s] (every bridge)

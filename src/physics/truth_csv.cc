@@ -1,6 +1,7 @@
 #include "kestrel/physics/truth_csv.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <vector>
@@ -9,6 +10,8 @@
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/output.h"
+#include "kestrel/sim/events.h"
 
 namespace kestrel::physics {
 namespace {
@@ -16,32 +19,21 @@ namespace {
 namespace c = kestrel::components;
 using ignition::math::Vector3d;
 
-constexpr std::size_t kRotorColumns = 8;  // rotor_0 … rotor_7
-
 class TruthCsv final : public System,
                        public ISystemConfigure,
                        public ISystemPostUpdate,
                        public ISystemReset {
  public:
-  explicit TruthCsv(const TruthCsvOptions& o) : options_(o) {
-    if (!std::isfinite(o.rate_hz) || o.rate_hz < 0) {
-      throw Error(
-          fmt::format("--truth-rate must be a finite number >= 0 [Hz], found {}", o.rate_hz));
-    }
+  explicit TruthCsv(const TruthCsvOptions& o)
+      : options_(o), file_(check_rate(o).path, "the truth CSV (--truth-csv)") {
     if (o.rate_hz > 0) period_ = next_ = from_seconds(1.0 / o.rate_hz);
-    file_ = std::fopen(o.path.c_str(), "w");
-    if (!file_) throw Error(o.path, "cannot open the truth CSV file for writing");
-    std::fputs(
-        "sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,rotor_0,rotor_1,rotor_2,"
-        "rotor_3,rotor_4,rotor_5,rotor_6,rotor_7\n",
-        file_);
-  }
-  ~TruthCsv() override {
-    if (file_) std::fclose(file_);  // flushes
   }
 
-  void configure(ecs::Entity entity, const Element&, ecs::Registry&, sim::EventBus&) override {
+  void configure(ecs::Entity entity, const Element&, ecs::Registry&,
+                 sim::EventBus& events) override {
     world_ = entity;
+    // The end of a run: what is still buffered is written and checked (a full disk fails here).
+    ended_ = events.subscribe<sim::RunEnded>([this](const sim::RunEnded&) { file_.flush(); });
   }
 
   void post_update(const UpdateInfo& info, const ecs::Registry& r) override {
@@ -52,10 +44,8 @@ class TruthCsv final : public System,
       while (next_ <= t) next_ += period_;
     }
     if (models_dirty_ || structure_changed(r)) collect(r);
-    // Exact decimal seconds from the integer nanoseconds ("0.03", not "0.030000000000000002").
-    std::string ts = fmt::format("{}.{:09d}", t.count() / 1'000'000'000, t.count() % 1'000'000'000);
-    ts.erase(ts.find_last_not_of('0') + 1);
-    if (ts.back() == '.') ts.pop_back();
+    if (!header_written_) write_header(r);
+    const std::string ts = exact_seconds(t);
     for (const Row& row : rows_) {
       const auto* wp = r.try_get<c::WorldPose>(row.model);
       const auto* lp = r.try_get<c::WorldPose>(row.link);
@@ -68,33 +58,66 @@ class TruthCsv final : public System,
       const Vector3d w_M = X.Rot().RotateVectorReverse(w->value);
       line_.clear();
       fmt::format_to(std::back_inserter(line_), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", ts,
-                     row.name, X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(),
+                     row.field, X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(),
                      X.Rot().Y(), X.Rot().Z(), v_M.X(), v_M.Y(), v_M.Z(), w_M.X(), w_M.Y(),
                      w_M.Z());
-      // rotor_0 … rotor_7 [rad/s] from RotorVelocities; empty cells without rotors.
+      // rotor_0 … [rad/s] from RotorVelocities; empty cells for a model with fewer rotors.
       const auto* rotors = r.try_get<c::RotorVelocities>(row.model);
-      for (std::size_t i = 0; i < kRotorColumns; ++i) {
+      for (std::size_t i = 0; i < rotor_columns_; ++i) {
         line_.push_back(',');
         if (rotors && i < rotors->velocity.size()) {
           fmt::format_to(std::back_inserter(line_), "{}", rotors->velocity[i]);
         }
       }
+      if (rotors && rotors->velocity.size() > rotor_columns_ && !row.warned) {
+        row.warned = true;
+        spdlog::warn(
+            "truth CSV: model '{}' has {} rotors; the file's header, written at its first row, "
+            "has columns for {}: rotors {} and above are not written",
+            row.name, rotors->velocity.size(), rotor_columns_, rotor_columns_);
+      }
       line_.push_back('\n');
-      std::fwrite(line_.data(), 1, line_.size(), file_);
+      file_.write(line_);
+      file_.end_record();
     }
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override {
     next_ = period_;
     models_dirty_ = true;
-    std::fflush(file_);
+    file_.flush();
   }
 
  private:
   struct Row {
     ecs::Entity model, link;
-    std::string name;
+    std::string name;   // the model's name
+    std::string field;  // as a CSV field
+    mutable bool warned = false;
   };
+
+  static const TruthCsvOptions& check_rate(const TruthCsvOptions& o) {
+    if (!std::isfinite(o.rate_hz) || o.rate_hz < 0) {
+      throw Error(
+          fmt::format("--truth-rate must be a finite number >= 0 [Hz], found {}", o.rate_hz));
+    }
+    return o;
+  }
+
+  // Rotor columns for the most rotors a model has now (a quadcopter gets rotor_0 … rotor_3).
+  void write_header(const ecs::Registry& r) {
+    header_written_ = true;
+    for (const Row& row : rows_) {
+      if (const auto* rotors = r.try_get<c::RotorVelocities>(row.model)) {
+        rotor_columns_ = std::max(rotor_columns_, rotors->velocity.size());
+      }
+    }
+    std::string h = "sim_time,model,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz";
+    for (std::size_t i = 0; i < rotor_columns_; ++i) h += fmt::format(",rotor_{}", i);
+    h += '\n';
+    file_.write(h);
+    file_.end_record(/*row=*/false);
+  }
 
   static bool structure_changed(const ecs::Registry& r) {
     bool changed = false;
@@ -117,22 +140,37 @@ class TruthCsv final : public System,
       for (ecs::Entity d : r.descendants(m)) {
         if (!r.has<c::Link>(d)) continue;
         const auto* n = r.try_get<c::Name>(m);
-        rows_.push_back({m, d, n ? n->value : r.scoped_name(m)});
+        const std::string name = n ? n->value : r.scoped_name(m);
+        rows_.push_back({m, d, name, csv_field(name)});
         break;
       }
     }
   }
 
   TruthCsvOptions options_;
-  std::FILE* file_ = nullptr;
+  OutputFile file_;
   Duration period_{0}, next_{0};
   ecs::Entity world_ = ecs::kNullEntity;
   bool models_dirty_ = true;
+  bool header_written_ = false;
+  std::size_t rotor_columns_ = 0;
   std::vector<Row> rows_;
   std::string line_;
+  sim::EventBus::Subscription ended_;
 };
 
 }  // namespace
+
+std::string csv_field(const std::string& field) {
+  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char ch : field) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  out += '"';
+  return out;
+}
 
 std::unique_ptr<System> make_truth_csv_system(const TruthCsvOptions& options) {
   return std::make_unique<TruthCsv>(options);
