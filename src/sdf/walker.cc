@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/files.h"
 #include "kestrel/core/interrupt.h"
 #include "resource.h"
 #include "spec.h"
@@ -181,19 +184,33 @@ void Walker::resolve_shape_file(c::Geometry& g, const ::sdf::ElementPtr& el, ecs
   if (uri->empty()) {
     why = "has no <uri>";
   } else if (uri->starts_with("http://") || uri->starts_with("https://")) {
-    why = "is a web (Fuel) URI; Kestrel never downloads: fetch the model and add its folder "
-          "to KESTREL_RESOURCE_PATH";
+    why =
+        "is a web (Fuel) URI; Kestrel never downloads: fetch the model and add its folder "
+        "to KESTREL_RESOURCE_PATH";
   } else {
     const Resolved r = resolve_uri(*uri, base, src_.search(), /*files_only=*/true);
     if (!r.file.empty()) {
       *path = r.file.string();
       return;
     }
-    why = "was not found (searched ";
-    for (std::size_t i = 0; i < r.searched.size(); ++i) {
-      why += (i ? ", " : "") + r.searched[i].string();
+    // A candidate that exists but is no regular file (a FIFO, a device, a directory, a symlink
+    // loop) is named with what it is: "not found" would send the user looking elsewhere.
+    for (const auto& p : r.searched) {
+      std::error_code ec;
+      const bool there = std::filesystem::exists(std::filesystem::status(p, ec));
+      if (!there && ec.value() != ELOOP) continue;
+      if (const std::string problem = RegularFile(p, UINT64_MAX).problem(); !problem.empty()) {
+        why = "resolves to " + p.string() + ": " + problem;
+        break;
+      }
     }
-    why += r.searched.empty() ? "nothing: set KESTREL_RESOURCE_PATH)" : ")";
+    if (why.empty()) {
+      why = "was not found (searched ";
+      for (std::size_t i = 0; i < r.searched.size(); ++i) {
+        why += (i ? ", " : "") + r.searched[i].string();
+      }
+      why += r.searched.empty() ? "nothing: set KESTREL_RESOURCE_PATH)" : ")";
+    }
   }
   const std::string what = "'" + *uri + "' " + why;
   if (collision) {
