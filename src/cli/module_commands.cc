@@ -1,14 +1,16 @@
 // Subcommands contributed by modules, registered in one explicit list.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "kestrel/physics/physics.h"
-#include "kestrel/world/check.h"
-#include "kestrel/world/setup.h"
 #include "kestrel/systems/swarm.h"
 #include "kestrel/transport/cli.h"
+#include "kestrel/world/check.h"
+#include "kestrel/world/setup.h"
 
 namespace kestrel::cli {
 namespace {
@@ -16,8 +18,9 @@ namespace {
 void add_check(CLI::App& app, std::function<int()>& selected) {
   auto o = std::make_shared<world::CheckOptions>();
   auto* cmd = app.add_subcommand(
-      "check", "Load a world without running it and report every problem found (exit 0: no "
-               "errors, 1: errors, 2: the file cannot be read or parsed).");
+      "check",
+      "Load a world without running it and report every problem found (exit 0: no "
+      "errors, 1: errors, 2: the file cannot be read or parsed).");
   cmd->add_option("world", o->world, "SDF world file")->required();
   cmd->add_flag("--strict", o->strict, "Warnings count as errors");
   cmd->add_flag("--json", o->json, "Findings as one JSON array on stdout");
@@ -60,7 +63,10 @@ void add_export_mjcf(CLI::App& app, std::function<int()>& selected) {
         return 0;
       }
       std::ofstream f(a->output, std::ios::binary | std::ios::trunc);
-      if (!(f << xml) || !f.flush()) throw UsageError("cannot write " + a->output);
+      // A failed write is an output error (exit 1) with the system's reason, not a usage one.
+      if (!f || !(f << xml) || !f.flush()) {
+        throw Error(a->output, std::string("writing the MJCF failed: ") + std::strerror(errno));
+      }
       return 0;
     };
   });
@@ -112,7 +118,8 @@ void add_topic(CLI::App& app, std::function<int()>& selected) {
   auto* l = cmd->add_flag("-l,--list")->description("List topics");
   auto* i = cmd->add_flag("-i,--info")->description("Publishers of a topic (with -t)");
   auto* e = cmd->add_flag("-e,--echo")->description("Print messages of a topic (with -t)");
-  auto* p = cmd->add_flag("-p,--pub")->description("Publish one message (with -t, -m and the text)");
+  auto* p =
+      cmd->add_flag("-p,--pub")->description("Publish one message (with -t, -m and the text)");
   cmd->add_option("-t,--topic", o->topic, "Topic name");
   cmd->add_option("-m,--msgtype", o->msgtype, "Message type, e.g. ignition.msgs.StringMsg");
   cmd->add_option("-n,--num", o->count, "Echo: exit after N messages")->check(CLI::PositiveNumber);

@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <utility>
@@ -183,7 +185,10 @@ int run_make_swarm_command(const SwarmOptions& options, const std::string& outpu
   const SwarmFiles files = make_swarm(options, vehicle.filename().string());
   for (const auto& [path, text] : {std::pair{vehicle, &files.vehicle}, {world, &files.world}}) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!(f << *text) || !f.flush()) throw Error(path.string(), "cannot write the swarm world");
+    if (!f || !(f << *text) || !f.flush()) {
+      throw Error(path.string(),
+                  std::string("cannot write the swarm world: ") + std::strerror(errno));
+    }
   }
   std::fprintf(stderr, "info: wrote %d vehicles to %s (vehicle model: %s)\n", options.count,
                world.c_str(), vehicle.c_str());
