@@ -74,3 +74,65 @@ fi
 seen=$(capture --transport-ip 10.213.0.1)
 [ "$seen" -gt 0 ] || { echo "FAIL: control run on 10.213.0.1 was not captured: the test is blind"; exit 1; }
 echo "no packet left the host in a default run ($seen packets captured in the control run)"
+
+# A host on the network sends discovery messages to the discovery ports: ignition-transport
+# binds them to 0.0.0.0 whatever IGN_IP says, and makes any sender of a message with the relay
+# flag a relay that it then sends all its discovery to (topic names, the partition, addresses).
+# Kestrel binds those sockets to lo (transport/network.cc): the datagrams must not be delivered
+# (the kernel counts them in "a" as sent to no port) and nothing may come back.
+noports() {  # UDP datagrams "a" received for no socket (Udp: NoPorts of /proc/net/snmp)
+  ip netns exec "$a" awk '/^Udp:/ { if (h) { print $3; exit } h = 1 }' /proc/net/snmp
+}
+relay_attack() {  # relay_attack CMD... (run in "a"): prints "SENT_BACK UNDELIVERED": UDP packets
+  # "a" sent to "b" (the kernel's ICMP "port unreachable" is not counted) and how many of the 30
+  # datagrams sent to "a" were delivered to no socket
+  rm -f "$tmp/att.pcap"
+  ip netns exec "$b" tcpdump -i "vb$$" -n -U -w "$tmp/att.pcap" udp and src host 10.213.0.1 \
+    2>"$tmp/tcpdump.log" &
+  cap=$!
+  ip netns exec "$a" env -u IGN_IP IGN_PARTITION=leak "$@" >"$tmp/victim.log" 2>&1 &
+  local victim=$! i
+  for ((i = 0; i < 600; i++)); do  # until both discovery sockets exist (and tcpdump listens)
+    [ "$(ip netns exec "$a" ss -u -a -n | grep -cE ':1031[78] ')" -ge 2 ] &&
+      grep -q "listening on" "$tmp/tcpdump.log" && break
+    sleep 0.1
+  done
+  local before
+  before=$(noports)
+  ip netns exec "$b" python3 - <<'PY'
+import socket, struct, time
+uuid = b'0123456789abcdef0123456789abcdef'
+# ignition.msgs.Discovery: version 10, process_uuid, type HEARTBEAT, flags { relay: true }
+msg = b'\x10\x0a' + b'\x1a' + bytes([len(uuid)]) + uuid + b'\x20\x04' + b'\x2a\x02\x08\x01'
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(15):
+    for port in (10317, 10318):
+        s.sendto(struct.pack('<H', len(msg)) + msg, ('10.213.0.1', port))
+    time.sleep(0.2)
+PY
+  local after
+  after=$(noports)
+  sleep 2  # the victim's heartbeats to a relay go out every second: give it two
+  kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null || true
+  sleep 1
+  kill "$cap"; wait "$cap" 2>/dev/null || true
+  cap=""
+  echo "$(tcpdump -r "$tmp/att.pcap" -n 2>/dev/null | wc -l) $((after - before))"
+}
+read -r got undelivered < <(relay_attack "$kestrel" run "$tmp/world.sdf" --quiet --duration 60)
+if [ "$got" -ne 0 ] || [ "$undelivered" -lt 30 ]; then
+  tcpdump -r "$tmp/att.pcap" -n 2>/dev/null | head -10
+  echo "FAIL: a host on the network made a default run send it $got packet(s);" \
+    "$undelivered of its 30 discovery datagrams were refused by the kernel (expected all)"
+  exit 1
+fi
+# Control: the packaged ignition tool with IGN_IP=127.0.0.1 (not hardened) falls for it.
+tool=/usr/libexec/ignition/transport11/ign-transport-topic
+if [ -x "$tool" ]; then
+  read -r fell delivered_not < <(relay_attack env IGN_IP=127.0.0.1 timeout 60 "$tool" -e -t /leak/probe)
+  [ "$fell" -gt 0 ] && [ "$delivered_not" -eq 0 ] ||
+    { echo "FAIL: the unhardened control sent $fell packets, $delivered_not datagrams undelivered: the attack test is blind"; exit 1; }
+  echo "discovery from a host on the network is not delivered ($undelivered of 30 datagrams refused by the kernel, nothing sent back; the packaged tool with IGN_IP=127.0.0.1 received all and sent $fell packets)"
+else
+  echo "discovery from a host on the network is not delivered ($undelivered of 30 refused; control skipped: $tool not installed)"
+fi

@@ -2,6 +2,9 @@
 // Runs inside the private network namespace (ctest runs under scripts/netns), each test on its
 // own IGN_PARTITION. Waits poll the world's state with a generous deadline; no test asserts on
 // durations.
+#include <net/if.h>
+#include <sys/socket.h>
+
 #include "transport/common_test.h"
 
 namespace kestrel::transport {
@@ -44,6 +47,22 @@ TEST(TransportNetwork, DefaultsToLocalhostUnlessChosen) {
       Error);
   setenv("IGN_IP", "127.0.0.1", 1);
   if (!keep.empty()) setenv("IGN_IP", keep.c_str(), 1);
+}
+
+// ignition-transport binds its discovery sockets to 0.0.0.0 whatever IGN_IP says; on localhost
+// Kestrel binds them to the loopback device, so no other host's discovery reaches them.
+TEST(TransportNetwork, DiscoveryListensOnLoopbackOnly) {
+  unsetenv("IGN_IP");
+  configure_network(std::nullopt);
+  std::vector<std::string> devices;
+  for (const int fd : discovery_sockets()) {
+    char dev[IFNAMSIZ] = "";
+    socklen_t len = sizeof dev;
+    getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, &len);
+    devices.emplace_back(dev);
+  }
+  EXPECT_EQ(devices, (std::vector<std::string>{"lo", "lo"}));
+  EXPECT_EQ(restrict_discovery_to_loopback(), 2);  // again: idempotent
 }
 
 TEST_F(TransportTest, MultiStepPauseAndResetThroughControl) {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kestrel/sim/runner.h"
 #include "kestrel/system.h"
@@ -33,9 +34,22 @@ struct Options {
 
 /// Chooses the address ignition-transport binds to and announces itself on, by setting IGN_IP:
 /// `ip` if given (`--transport-ip`), else the user's IGN_IP if set, else 127.0.0.1 so that
-/// nothing leaves the machine. Must run before any transport node exists in the process.
-/// @returns the address in force. @throws Error if `ip` is not a dotted IPv4 address.
+/// nothing leaves the machine. Must run before any transport node exists in the process. When
+/// the address is a loopback one, it also restricts discovery to the loopback device
+/// (restrict_discovery_to_loopback). @returns the address in force. @throws Error if `ip` is
+/// not a dotted IPv4 address.
 std::string configure_network(const std::optional<std::string>& ip);
+
+/// Binds ignition-transport's discovery sockets (which it binds to 0.0.0.0 whatever IGN_IP
+/// says) to the loopback device, so that no other host can send discovery messages to this
+/// process or make it a relay of its own discovery. Creates the process-wide transport state if
+/// it does not exist yet. Logs a warning if it cannot restrict both. @returns how many sockets it
+/// restricted (2: messages and services).
+int restrict_discovery_to_loopback();
+
+/// The descriptors of this process's ignition-transport discovery sockets (UDP, bound to the
+/// discovery ports); empty before the process-wide transport state exists.
+std::vector<int> discovery_sockets();
 
 /// The world transport system (priority kDefault, attached to the world): /world/W/control,
 /// /world/W/stats and /stats, /world/W/clock and /clock, /world/W/set_physics, /gazebo/worlds,
