@@ -15,6 +15,8 @@
 // before it is answered (sim::CheckPhysics: a model the engine cannot simulate — a mass of
 // 1e308, a joint loop — is taken out again); every exception ends at the service boundary as
 // "false" with its reason.
+#include "transport/user_commands.h"
+
 #include <fmt/format.h>
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/entity.pb.h>
@@ -49,10 +51,8 @@ namespace fs = std::filesystem;
 namespace msgs = ignition::msgs;
 using ignition::math::Pose3d;
 
-/// A request that cannot be carried out; its message is the one log line.
-struct Rejected {
-  std::string why;
-};
+using detail::Rejected;
+using detail::StepWork;
 
 // ---- files, read off the step thread -------------------------------------------------------
 
@@ -230,120 +230,55 @@ std::string pose_problem(const Pose3d& X) {
   return {};
 }
 
-class UserCommands final : public System, public ISystemConfigurePriority, public ISystemConfigure {
+// The requests, apart from transport (user_commands.h).
+class Handlers final : public detail::UserCommandHandlers {
  public:
-  int priority() const override { return priority::kUserCommands; }
+  Handlers(ecs::Entity world, std::chrono::milliseconds file_timeout)
+      : world_(world), file_timeout_(file_timeout) {}
 
-  ~UserCommands() override {
-    node_.reset();  // no callback after this point
+  StepWork create(const msgs::EntityFactory& q) override {
+    auto ready = prepare({&q});
+    return [this, q, ready](sim::Runner& run) {
+      const ecs::Entity e = create(q, ready.front(), run);
+      validate_physics({e}, run);
+    };
   }
 
-  void configure_priority(ecs::Entity, const Element&, ecs::Registry&,
-                          sim::EventBus& events) override {
-    ready_sub_ = events.subscribe<detail::TransportReady>(
-        [this](const detail::TransportReady& r) { start(r); });
+  StepWork create_multiple(const msgs::EntityFactory_V& q) override {
+    std::vector<const msgs::EntityFactory*> all;
+    for (const auto& f : q.data()) all.push_back(&f);
+    auto ready = prepare(all);
+    return [this, q, ready](sim::Runner& run) {
+      std::vector<ecs::Entity> made;
+      try {
+        for (int i = 0; i < q.data_size(); ++i) {
+          made.push_back(create(q.data(i), ready[static_cast<std::size_t>(i)], run));
+        }
+      } catch (...) {
+        roll_back(made, run);
+        throw;
+      }
+      validate_physics(made, run);
+    };
   }
 
-  void configure(ecs::Entity entity, const Element&, ecs::Registry&, sim::EventBus&) override {
-    world_ = entity;
+  StepWork remove(const msgs::Entity& q) override {
+    return [this, q](sim::Runner& run) { remove(q, run); };
+  }
+
+  StepWork set_pose(const msgs::Pose& q) override {
+    return [this, q](sim::Runner& run) { set_poses({&q}, run); };
+  }
+
+  StepWork set_pose_vector(const msgs::Pose_V& q) override {
+    return [this, q](sim::Runner& run) {
+      std::vector<const msgs::Pose*> v;
+      for (const auto& p : q.pose()) v.push_back(&p);
+      set_poses(v, run);
+    };
   }
 
  private:
-  using StepWork = std::function<void(sim::Runner&)>;
-
-  void start(const detail::TransportReady& r) {
-    ctx_ = r;
-    node_ = std::make_unique<ignition::transport::Node>();
-    for (const char* suffix : {"", "/blocking"}) {
-      const std::string s = suffix;
-      serve<msgs::EntityFactory>("/create" + s, [this](const msgs::EntityFactory& q) -> StepWork {
-        auto ready = prepare({&q});
-        return [this, q, ready](sim::Runner& run) {
-          const ecs::Entity e = create(q, ready.front(), run);
-          validate_physics({e}, run);
-        };
-      });
-      serve<msgs::EntityFactory_V>(
-          "/create_multiple" + s, [this](const msgs::EntityFactory_V& q) -> StepWork {
-            std::vector<const msgs::EntityFactory*> all;
-            for (const auto& f : q.data()) all.push_back(&f);
-            auto ready = prepare(all);
-            return [this, q, ready](sim::Runner& run) {
-              std::vector<ecs::Entity> made;
-              try {
-                for (int i = 0; i < q.data_size(); ++i) {
-                  made.push_back(create(q.data(i), ready[static_cast<std::size_t>(i)], run));
-                }
-              } catch (...) {
-                roll_back(made, run);
-                throw;
-              }
-              validate_physics(made, run);
-            };
-          });
-      serve<msgs::Entity>("/remove" + s, [this](const msgs::Entity& q) -> StepWork {
-        return [this, q](sim::Runner& run) { remove(q, run); };
-      });
-      serve<msgs::Pose>("/set_pose" + s, [this](const msgs::Pose& q) -> StepWork {
-        return [this, q](sim::Runner& run) { set_poses({&q}, run); };
-      });
-      serve<msgs::Pose_V>("/set_pose_vector" + s, [this](const msgs::Pose_V& q) -> StepWork {
-        return [this, q](sim::Runner& run) {
-          std::vector<const msgs::Pose*> v;
-          for (const auto& p : q.pose()) v.push_back(&p);
-          set_poses(v, run);
-        };
-      });
-    }
-  }
-
-  // Advertises prefix+name. `plan` runs on the transport thread (it may read files, with a time
-  // limit, and throws Rejected to refuse); the work it returns runs on the step thread at the
-  // next boundary and throws Rejected to refuse. Whatever is thrown, by either, the answer is
-  // false with the reason: nothing escapes into ignition-transport or the step loop.
-  template <class Req>
-  void serve(const std::string& name, std::function<StepWork(const Req&)> plan) {
-    const std::string service = ctx_.prefix + name;
-    std::function<bool(const Req&, msgs::Boolean&)> cb = [this, service, plan](const Req& req,
-                                                                               msgs::Boolean& rep) {
-      std::string why;
-      try {
-        StepWork work = plan(req);
-        auto result = detail::on_step_thread<std::string>(
-            *ctx_.runner,
-            [work](sim::Runner& run) -> std::string {
-              try {
-                work(run);
-                return {};
-              } catch (const Rejected& r) {
-                return r.why;
-              } catch (const std::exception& e) {
-                return e.what();
-              } catch (...) {
-                return "unexpected error (not an exception type Kestrel knows)";
-              }
-            },
-            ctx_.request_timeout);
-        why = result ? *result
-                     : fmt::format("no answer from the world within {} ms (is it running?)",
-                                   ctx_.request_timeout.count());
-      } catch (const Rejected& r) {
-        why = r.why;
-      } catch (const std::exception& e) {
-        why = e.what();
-      } catch (...) {
-        why = "unexpected error (not an exception type Kestrel knows)";
-      }
-      rep.set_data(why.empty());
-      if (!why.empty()) {
-        ++ctx_.counters->rejected_requests;
-        detail::log_line(service + ": refused: " + why);
-      }
-      return why.empty();
-    };
-    if (!node_->Advertise(service, cb)) throw Error("transport: cannot advertise " + service);
-  }
-
   // ---- create ----------------------------------------------------------------------------------
 
   // On the transport thread, before the step thread sees the request: the files of every
@@ -375,7 +310,7 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
       }
       return out;
     };
-    return with_time_limit(std::move(read), ctx_.request_timeout, "reading the model files");
+    return with_time_limit(std::move(read), file_timeout_, "reading the model files");
   }
 
   ecs::Entity create(const msgs::EntityFactory& q, const Prepared& ready, sim::Runner& run) {
@@ -630,14 +565,112 @@ class UserCommands final : public System, public ISystemConfigurePriority, publi
   }
 
   ecs::Entity world_ = ecs::kNullEntity;
-  detail::TransportReady ctx_;
-  sim::EventBus::Subscription ready_sub_;
+  std::chrono::milliseconds file_timeout_;
   sdf::ModelCache cache_;
   std::shared_ptr<Spool> spool_ = std::make_shared<Spool>();
+};
+
+class UserCommands final : public System, public ISystemConfigurePriority, public ISystemConfigure {
+ public:
+  int priority() const override { return priority::kUserCommands; }
+
+  ~UserCommands() override {
+    node_.reset();  // no callback after this point
+  }
+
+  void configure_priority(ecs::Entity, const Element&, ecs::Registry&,
+                          sim::EventBus& events) override {
+    ready_sub_ = events.subscribe<detail::TransportReady>(
+        [this](const detail::TransportReady& r) { start(r); });
+  }
+
+  void configure(ecs::Entity entity, const Element&, ecs::Registry&, sim::EventBus&) override {
+    world_ = entity;
+  }
+
+ private:
+  void start(const detail::TransportReady& r) {
+    ctx_ = r;
+    handlers_ = detail::make_user_command_handlers(world_, r.request_timeout);
+    node_ = std::make_unique<ignition::transport::Node>();
+    auto* h = handlers_.get();
+    for (const char* suffix : {"", "/blocking"}) {
+      const std::string s = suffix;
+      serve<msgs::EntityFactory>("/create" + s,
+                                 [h](const msgs::EntityFactory& q) { return h->create(q); });
+      serve<msgs::EntityFactory_V>("/create_multiple" + s, [h](const msgs::EntityFactory_V& q) {
+        return h->create_multiple(q);
+      });
+      serve<msgs::Entity>("/remove" + s, [h](const msgs::Entity& q) { return h->remove(q); });
+      serve<msgs::Pose>("/set_pose" + s, [h](const msgs::Pose& q) { return h->set_pose(q); });
+      serve<msgs::Pose_V>("/set_pose_vector" + s,
+                          [h](const msgs::Pose_V& q) { return h->set_pose_vector(q); });
+    }
+  }
+
+  // Advertises prefix+name. `plan` runs on the transport thread (it may read files, with a time
+  // limit, and throws Rejected to refuse); the work it returns runs on the step thread at the
+  // next boundary and throws Rejected to refuse. Whatever is thrown, by either, the answer is
+  // false with the reason: nothing escapes into ignition-transport or the step loop.
+  template <class Req>
+  void serve(const std::string& name, std::function<StepWork(const Req&)> plan) {
+    const std::string service = ctx_.prefix + name;
+    std::function<bool(const Req&, msgs::Boolean&)> cb = [this, service, plan](const Req& req,
+                                                                               msgs::Boolean& rep) {
+      std::string why;
+      try {
+        StepWork work = plan(req);
+        auto result = detail::on_step_thread<std::string>(
+            *ctx_.runner,
+            [work](sim::Runner& run) -> std::string {
+              try {
+                work(run);
+                return {};
+              } catch (const Rejected& r) {
+                return r.why;
+              } catch (const std::exception& e) {
+                return e.what();
+              } catch (...) {
+                return "unexpected error (not an exception type Kestrel knows)";
+              }
+            },
+            ctx_.request_timeout);
+        why = result ? *result
+                     : fmt::format("no answer from the world within {} ms (is it running?)",
+                                   ctx_.request_timeout.count());
+      } catch (const Rejected& r) {
+        why = r.why;
+      } catch (const std::exception& e) {
+        why = e.what();
+      } catch (...) {
+        why = "unexpected error (not an exception type Kestrel knows)";
+      }
+      rep.set_data(why.empty());
+      if (!why.empty()) {
+        ++ctx_.counters->rejected_requests;
+        detail::log_line(service + ": refused: " + why);
+      }
+      return why.empty();
+    };
+    if (!node_->Advertise(service, cb)) throw Error("transport: cannot advertise " + service);
+  }
+
+  ecs::Entity world_ = ecs::kNullEntity;
+  detail::TransportReady ctx_;
+  sim::EventBus::Subscription ready_sub_;
+  std::unique_ptr<detail::UserCommandHandlers> handlers_;
+  // Declared last, destroyed first: no service callback runs after the handlers are gone.
   std::unique_ptr<ignition::transport::Node> node_;
 };
 
 }  // namespace
+
+namespace detail {
+std::unique_ptr<UserCommandHandlers> make_user_command_handlers(
+    ecs::Entity world, std::chrono::milliseconds file_timeout) {
+  return std::make_unique<Handlers>(world, file_timeout);
+}
+}  // namespace detail
 
 std::unique_ptr<System> make_user_commands_system() { return std::make_unique<UserCommands>(); }
 
