@@ -2,6 +2,7 @@
 
 #include <tinyxml2.h>
 
+#include <cctype>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -202,6 +203,27 @@ void Sources::scan(const std::string& key, const std::string& display, const std
     throw UnreadableWorld(display + ":" + std::to_string(doc.RootElement()->GetLineNum()),
                           std::string("expected <sdf> as the root element, found <") +
                               doc.RootElement()->Name() + ">");
+  }
+  // libsdformat 12 reads the version with std::stoi and lets its std::invalid_argument escape
+  // ("stoi"): a version that is not numbers and dots is refused here, by file:line.
+  if (const char* v = doc.RootElement()->Attribute("version"); v && *v) {
+    const std::string_view version(v);
+    bool digits = false, ok = std::isdigit(static_cast<unsigned char>(version.front())) != 0;
+    for (const char ch : version) {
+      if (std::isdigit(static_cast<unsigned char>(ch))) {
+        digits = true;
+      } else if (ch != '.' || !digits) {
+        ok = false;
+      } else {
+        digits = false;
+      }
+    }
+    if (!ok || !digits) {
+      throw UnreadableWorld(display + ":" + std::to_string(doc.RootElement()->GetLineNum()),
+                            std::string("<sdf version='") + v +
+                                "'> is not a version number (expected numbers and dots, such as "
+                                "1.9)");
+    }
   }
   File& file = files_[key];
   file.display = display;
