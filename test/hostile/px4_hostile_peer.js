@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Hostile PX4 peers against `kestrel run --px4` (issue 15, "Network"; these belong in the hostile
-// suite, test/hostile/, once it exists):
+// Hostile PX4 peers against `kestrel run --px4` (issue 15, "Network"; part of the hostile
+// suite, test/hostile/README.md):
 //   garbage  one connection sends 1 MiB of random bytes and 1000 HEARTBEAT frames with a bad
 //            CRC, then closes: Kestrel reports the bad input at once (not only after an
 //            exchange) and counts every byte and every bad frame in its summary.
@@ -8,13 +8,13 @@
 //            every connection is accepted promptly (the listen backlog was 4 and connections
 //            were taken one per step, so clients waited for SYN retries of 1 s).
 // Both end Kestrel with SIGINT while it waits for PX4 to reconnect: it must stop promptly.
-//   node test/sitl/px4_hostile_peer.js KESTREL WORLD garbage|cycles
+//   node test/hostile/px4_hostile_peer.js KESTREL WORLD garbage|cycles
 // Exit 0 when every check passed, 1 otherwise, 77 when node-mavlink is not installed.
 'use strict';
 const net = require('net');
 const path = require('path');
 const crypto = require('crypto');
-const { startKestrel, Checks } = require('./common');
+const { startKestrel, Checks } = require('../sitl/common');
 
 let mavlink;
 try {
