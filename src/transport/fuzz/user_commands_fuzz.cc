@@ -1,10 +1,9 @@
 // libFuzzer target for UserCommands' request handlers (transport/user_commands.h): the first
 // byte picks the request (create, create_multiple, remove, set_pose, set_pose_vector), the rest
 // is its protobuf bytes. Each parsed request is carried out on a small running world as a
-// service would carry it out; then the world steps. A crash, an uncaught exception, an
-// AddressSanitizer report, or a world whose next steps fail after a request — accepted or
-// refused — is a bug: a request that would make physics fail must be refused and leave the
-// world as it was.
+// service would carry it out; then the world steps. A crash, an AddressSanitizer report, or a
+// world whose next steps fail after a request — accepted or refused — is a bug: a request that
+// would make physics fail must be refused and leave the world as it was.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -98,6 +97,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // refused: the world must be as it was
   } catch (const Error&) {
     // refused by the loader or a system: the same
+  } catch (const std::exception&) {
+    // what a library threw (libsdformat's std::stoi did): the service boundary answers it false
+    // with its text, and the world must be as it was all the same
   }
   // Accepted or refused, the world steps on.
   try {
