@@ -36,7 +36,9 @@ function servoPacket(pwm) {
 }
 
 async function main() {
-  const extra = options.has('--truth-csv') ? ['--truth-csv', options.get('--truth-csv')] : [];
+  // Every step's truth (--truth-rate 0; the default is 100 Hz): the determinism test compares them.
+  const extra = options.has('--truth-csv')
+    ? ['--truth-csv', options.get('--truth-csv'), '--truth-rate', '0'] : [];
   if (options.has('--no-transport')) extra.push('--no-transport');
   const run = startKestrel(kestrel, [world, '--ardupilot', `${MODEL}:${instance}`, '--duration', String(DURATION), '--rtf', '0', ...extra]);
   const sock = dgram.createSocket('udp4');
