@@ -73,8 +73,9 @@ TEST(MjcfBuilder, UnsupportedFeaturesAreReportedByName) {
   w.collision(b, "plane", c::Geometry{c::PlaneShape{}});
   const auto text = messages(build_mjcf(w.r(), w.world()));
   EXPECT_THAT(text, HasSubstr("error: test::robot::screw: joint type 'screw' is not supported"));
-  EXPECT_THAT(text, HasSubstr("error: test::robot::a::mesh: mesh '/tmp/body.dae' could not be "
-                              "read"));
+  // Checked before any reader sees it (src/physics/mujoco/mesh_file.h).
+  EXPECT_THAT(text, HasSubstr("error: test::robot::a::mesh: mesh 'model://robot/meshes/body.dae' "
+                              "(/tmp/body.dae): the mesh file cannot be read"));
   EXPECT_THAT(text, HasSubstr("test::robot::a::terrain: heightmap"));
   EXPECT_THAT(text, HasSubstr("warning: test::robot::b::aniso: mu2 (0.3) differs from mu (1)"));
   EXPECT_THAT(text, HasSubstr("test::robot::b::plane: plane collision on a moving link"));
