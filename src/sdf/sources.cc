@@ -208,21 +208,23 @@ void Sources::scan(const std::string& key, const std::string& display, const std
   // ("stoi"): a version that is not numbers and dots is refused here, by file:line.
   if (const char* v = doc.RootElement()->Attribute("version"); v && *v) {
     const std::string_view version(v);
-    bool digits = false, ok = std::isdigit(static_cast<unsigned char>(version.front())) != 0;
+    // Each number at most 6 digits: std::stoi must not overflow on it either.
+    int digits = 0;
+    bool ok = std::isdigit(static_cast<unsigned char>(version.front())) != 0;
     for (const char ch : version) {
       if (std::isdigit(static_cast<unsigned char>(ch))) {
-        digits = true;
-      } else if (ch != '.' || !digits) {
+        ok = ok && ++digits <= 6;
+      } else if (ch != '.' || digits == 0) {
         ok = false;
       } else {
-        digits = false;
+        digits = 0;
       }
     }
-    if (!ok || !digits) {
+    if (!ok || digits == 0) {
       throw UnreadableWorld(display + ":" + std::to_string(doc.RootElement()->GetLineNum()),
                             std::string("<sdf version='") + v +
-                                "'> is not a version number (expected numbers and dots, such as "
-                                "1.9)");
+                                "'> is not a version number (expected numbers of at most 6 digits "
+                                "and dots, such as 1.9)");
     }
   }
   File& file = files_[key];

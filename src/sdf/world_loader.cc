@@ -223,6 +223,20 @@ void sdformat_errors(const ::sdf::Errors& errors, const detail::Sources& src,
   }
 }
 
+// libsdformat 12 lets some standard-library exceptions escape (its std::stoi on odd values):
+// every call into it goes through here, so they become an UnreadableWorld naming the file.
+template <typename F>
+::sdf::Errors guarded_sdformat(const std::string& file, F&& call) {
+  try {
+    return call();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw UnreadableWorld(file, std::string("libsdformat could not read it (it failed with '") +
+                                    e.what() + "')");
+  }
+}
+
 // Errors that mean the document could not be understood at all (bad values, unreadable
 // elements): the reason libsdformat printed to its console is the useful part.
 void throw_if_unusable(const ::sdf::Errors& errors, const std::string& file,
@@ -518,8 +532,10 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
     const auto cfg = parser_config(sources, base_dir);
     // With instances, libsdformat reads the blanked text: its elements then carry no file
     // name, which the walker and the findings take as the world file.
-    errors = from_file && instances.empty() ? root.Load(sdformat_path(text_or_path), cfg)
+    errors = guarded_sdformat(d.file, [&] {
+      return from_file && instances.empty() ? root.Load(sdformat_path(text_or_path), cfg)
                                             : root.LoadSdfString(text, cfg);
+    });
     console = capture.text();
   }
   throw_if_unusable(errors, d.file, console, sources);
@@ -625,8 +641,10 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
     {
       std::lock_guard lock(sdformat_mutex());
       ConsoleCapture capture;
-      const auto errors =
-          p->root.Load(sdformat_path(file), parser_config(*p->sources, detail::directory_of(file)));
+      const auto errors = guarded_sdformat(file.string(), [&] {
+        return p->root.Load(sdformat_path(file),
+                            parser_config(*p->sources, detail::directory_of(file)));
+      });
       throw_if_unusable(errors, file.string(), capture.text(), *p->sources);
     }
     if (!p->root.Model()) {

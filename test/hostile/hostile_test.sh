@@ -178,6 +178,13 @@ SDF
   echo "<sdf version='1.?'><world name='w'/></sdf>" >"$tmp/version.sdf"
   run_case "<sdf version='1.?'>" 30 2 "version.sdf:1: <sdf version='1.?'> is not a version number" \
     "$kestrel" check "$tmp/version.sdf"
+  # The CI's SDF fuzzer: '\021.9' (a control character) and a number std::stoi overflows on.
+  printf "<sdf version='\021.9'><world name='w'/></sdf>" >"$tmp/version_ctl.sdf"
+  run_case "<sdf version='^Q.9'>" 30 2 "is not a version number" "$kestrel" check "$tmp/version_ctl.sdf"
+  echo "<sdf version='1.99999999999'><world name='w'/></sdf>" >"$tmp/version_big.sdf"
+  run_case "<sdf version='1.99999999999'>" 30 2 \
+    "version_big.sdf:1: <sdf version='1.99999999999'> is not a version number" \
+    "$kestrel" check "$tmp/version_big.sdf"
   run_case "recursive include" 30 2 "recursive <include>" "$kestrel" check "$tmp/rec_a.sdf"
   run_case "/dev/zero as a world" 30 2 "is a character device, expected a regular file" \
     "$kestrel" check /dev/zero
