@@ -6,6 +6,7 @@
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/double.pb.h>
 #include <ignition/msgs/int32.pb.h>
+#include <ignition/msgs/model.pb.h>
 #include <ignition/msgs/odometry.pb.h>
 #include <ignition/msgs/pose_v.pb.h>
 #include <ignition/msgs/stringmsg.pb.h>
@@ -147,9 +148,11 @@ struct Bridges::Impl {
 
   // Subscribes `topic` with message type M for the TopicInputs entries of `e` that name it: at
   // the next step boundary the latest message is written into each of them by `apply`.
+  // With `service`, a one-way service named `topic` with request M is advertised instead.
   template <class M, class Entry, class Apply>
   void subscribe_input(ecs::Entity e, const std::string& topic,
-                       std::vector<Entry> c::TopicInputs::*field, Apply apply) {
+                       std::vector<Entry> c::TopicInputs::*field, Apply apply,
+                       bool service = false) {
     auto pending = std::make_shared<Pending<M>>();
     sim::Runner* run = &runner;
     Counters* k = &counters;
@@ -177,8 +180,8 @@ struct Bridges::Impl {
         rr.registry().mark_changed<c::TopicInputs>(e);
       });
     };
-    subscribe_once(e, topic, [topic, cb](ignition::transport::Node& n) mutable {
-      return n.Subscribe(topic, cb);
+    subscribe_once(e, topic, [topic, cb, service](ignition::transport::Node& n) mutable {
+      return service ? n.Advertise(topic, cb) : n.Subscribe(topic, cb);
     });
   }
 
@@ -209,6 +212,20 @@ struct Bridges::Impl {
       subscribe_input<msgs::Int32>(
           e, t.topic, &c::TopicInputs::int32,
           [](c::Int32Input& d, const msgs::Int32& m) { d.value = m.data(); });
+    }
+    for (const auto& t : in.actuators) {
+      subscribe_input<msgs::Actuators>(
+          e, t.topic, &c::TopicInputs::actuators,
+          [](c::ActuatorsInput& d, const msgs::Actuators& m) {
+            d.position.assign(m.position().begin(), m.position().end());
+            d.velocity.assign(m.velocity().begin(), m.velocity().end());
+            d.normalized.assign(m.normalized().begin(), m.normalized().end());
+          });
+    }
+    for (const auto& t : in.boolean_service) {
+      subscribe_input<msgs::Boolean>(
+          e, t.topic, &c::TopicInputs::boolean_service,
+          [](c::BoolInput& d, const msgs::Boolean& m) { d.value = m.data(); }, true);
     }
   }
 
@@ -260,17 +277,82 @@ struct Bridges::Impl {
         }
         if (o.vector) publish(o.topic, v);
       }
+      for (std::size_t i = 0; i < out.real.size(); ++i) {
+        if (!advanced(e, 2, i, out.real[i].sequence)) continue;
+        msgs::Double m;
+        m.set_data(out.real[i].value);
+        publish(out.real[i].topic, m);
+      }
+      for (std::size_t i = 0; i < out.boolean.size(); ++i) {
+        if (!advanced(e, 3, i, out.boolean[i].sequence)) continue;
+        msgs::Boolean m;
+        m.set_data(out.boolean[i].value);
+        publish(out.boolean[i].topic, m);
+      }
+      for (std::size_t i = 0; i < out.joint_state.size(); ++i) {
+        if (!advanced(e, 4, i, out.joint_state[i].sequence)) continue;
+        publish(out.joint_state[i].topic, joint_state_msg(out.joint_state[i]));
+      }
     });
+  }
+
+  static msgs::Model joint_state_msg(const c::JointStateOutput& o) {
+    msgs::Model m;
+    stamp(m.mutable_header(), o.stamp);
+    m.set_name(o.name);
+    m.set_id(o.id);
+    to_msg(o.pose, m.mutable_pose());
+    for (const auto& j : o.joints) {
+      msgs::Joint* jm = m.add_joint();
+      jm->set_name(j.name);
+      jm->set_id(j.id);
+      to_msg(j.pose, jm->mutable_pose());
+      jm->set_parent(j.parent);
+      jm->set_child(j.child);
+      const auto axis = [](const c::JointStateOutput::Axis& a, msgs::Axis* am) {
+        am->set_position(a.position);
+        am->set_velocity(a.velocity);
+        am->set_force(a.force);
+      };
+      if (j.has_axis1) axis(j.axis1, jm->mutable_axis1());
+      if (j.has_axis1_info) {
+        msgs::Axis* a = jm->mutable_axis1();
+        to_msg(j.xyz, a->mutable_xyz());
+        a->set_limit_lower(j.lower);
+        a->set_limit_upper(j.upper);
+        a->set_damping(j.damping);
+      }
+      if (j.has_axis2) axis(j.axis2, jm->mutable_axis2());
+    }
+    return m;
   }
 
   // Publishes a copy of m on `topic` if someone listens (the channel is advertised on first use).
   template <class M>
   void publish(const std::string& topic, const M& m) {
+    Outbox::Channel* ch = channel_for<M>(topic);
+    if (ch->connected) outbox.send(ch, std::make_unique<M>(m));
+  }
+
+  // The channel of `topic` with message type M (advertised on first use).
+  template <class M>
+  Outbox::Channel* channel_for(const std::string& topic) {
     auto it = channels.find(topic);
     if (it == channels.end()) {
-      it = channels.emplace(topic, outbox.channel(topic, std::string(m.GetTypeName()))).first;
+      it = channels.emplace(topic, outbox.channel(topic, M().GetTypeName())).first;
     }
-    if (it->second->connected) outbox.send(it->second, std::make_unique<M>(m));
+    return it->second;
+  }
+
+  // Event outputs (a message when something happens, maybe once) are advertised when their
+  // entry appears, so a subscriber is connected by the time the event is published.
+  void advertise_events(const c::TopicOutputs& out) {
+    for (const auto& o : out.real) {
+      if (!o.topic.empty()) channel_for<msgs::Double>(o.topic);
+    }
+    for (const auto& o : out.boolean) {
+      if (!o.topic.empty()) channel_for<msgs::Boolean>(o.topic);
+    }
   }
 
   template <class... Ts>
@@ -278,7 +360,7 @@ struct Bridges::Impl {
   using TopicTypes =
       Types<c::ActuatorCommandTopic, c::TwistCommandTopic, c::VelocityControlEnableTopic,
             c::RotorVelocityTopic, c::BatteryTopic, c::MissionCommandTopic, c::FaultCommandTopic,
-            c::BatteryRechargeTopic, c::BatteryDrainTopics, c::TopicInputs>;
+            c::BatteryRechargeTopic, c::BatteryDrainTopics, c::TopicInputs, c::TopicOutputs>;
 
   // The number of topic components, and whether an entity created or being removed this step
   // has one (the registry's new/removed lists are empty in the usual step: nothing to visit).
@@ -370,7 +452,9 @@ struct Bridges::Impl {
     });
     r.each<c::TopicInputs>(
         [&](ecs::Entity e, const c::TopicInputs& in) { subscribe_inputs(e, in); });
-    // Publishers are created on first use in post_update.
+    r.each<c::TopicOutputs>(
+        [&](ecs::Entity, const c::TopicOutputs& out) { advertise_events(out); });
+    // The other publishers are created on first use in post_update.
   }
 };
 

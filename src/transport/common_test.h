@@ -1,8 +1,6 @@
 #pragma once
 // Private to the transport tests: a world running on its own thread with the transport systems,
 // each test on its own IGN_PARTITION (ctest runs them inside scripts/netns).
-#include "kestrel/transport/transport.h"
-
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 #include <ignition/msgs/actuators.pb.h>
@@ -21,19 +19,20 @@
 #include <ignition/msgs/world_stats.pb.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
+#include "kestrel/transport/transport.h"
 #include "kestrel/world/setup.h"
 #include "transport/common.h"
-
-#include <condition_variable>
-#include <mutex>
 
 namespace kestrel::transport::test_support {
 
@@ -70,12 +69,32 @@ constexpr const char* kWorld = R"(<?xml version="1.0"?>
   </world>
 </sdf>)";
 
-
 struct Unsubscribe {
   Node* node;
   std::vector<std::string> topics;
   ~Unsubscribe() {
     for (const auto& t : topics) node->Unsubscribe(t);
+  }
+};
+
+// The latest message of type M seen on a topic, shared with the callback (ignition-transport
+// may still run a queued callback after Unsubscribe returns).
+template <class M>
+struct Latest : std::enable_shared_from_this<Latest<M>> {
+  std::mutex m;
+  M msg;
+  int count = 0;
+  // The callback owns a reference: it stays valid however late transport runs it.
+  std::function<void(const M&)> callback() {
+    return [self = this->shared_from_this()](const M& in) {
+      std::lock_guard lock(self->m);
+      self->msg = in;
+      ++self->count;
+    };
+  }
+  std::pair<M, int> get() {
+    std::lock_guard lock(m);
+    return {msg, count};
   }
 };
 

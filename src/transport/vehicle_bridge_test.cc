@@ -53,26 +53,6 @@ constexpr const char* kVehicleWorld = R"(<?xml version="1.0"?>
   </world>
 </sdf>)";
 
-// The latest message of type M seen on a topic, shared with the callback (ignition-transport
-// may still run a queued callback after Unsubscribe returns).
-template <class M>
-struct Latest {
-  std::mutex m;
-  M msg;
-  int count = 0;
-  std::function<void(const M&)> callback() {
-    return [this](const M& in) {
-      std::lock_guard lock(m);
-      msg = in;
-      ++count;
-    };
-  }
-  std::pair<M, int> get() {
-    std::lock_guard lock(m);
-    return {msg, count};
-  }
-};
-
 class VehicleBridgeTest : public TransportTest {
  protected:
   double rover_x() {

@@ -8,13 +8,19 @@
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
 #include "systems/ackermann_steering/ackermann_steering.h"
+#include "systems/apply_joint_force/apply_joint_force.h"
 #include "systems/diff_drive/diff_drive.h"
+#include "systems/joint_controller/joint_controller.h"
+#include "systems/joint_position_controller/joint_position_controller.h"
+#include "systems/joint_state_publisher/joint_state_publisher.h"
+#include "systems/kinetic_energy_monitor/kinetic_energy_monitor.h"
 #include "systems/mecanum_drive/mecanum_drive.h"
 #include "systems/motor_failure/motor_failure.h"
 #include "systems/multicopter_control/multicopter_control.h"
 #include "systems/multicopter_motor_model/multicopter_motor_model.h"
 #include "systems/odometry_publisher/odometry_publisher.h"
 #include "systems/pose_publisher/pose_publisher.h"
+#include "systems/touch_plugin/touch_plugin.h"
 #include "systems/trajectory_follower/trajectory_follower.h"
 #include "systems/velocity_control/velocity_control.h"
 #include "systems/wind_effects/wind_effects.h"
@@ -51,6 +57,12 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"MecanumDrive", &systems::make_mecanum_drive, false, ""},
       {"VelocityControl", &systems::make_velocity_control, false, ""},
       {"TrajectoryFollower", &systems::make_trajectory_follower, false, ""},
+      {"JointPositionController", &systems::make_joint_position_controller, false, ""},
+      {"JointController", &systems::make_joint_controller, false, ""},
+      {"JointStatePublisher", &systems::make_joint_state_publisher, false, ""},
+      {"ApplyJointForce", &systems::make_apply_joint_force, false, ""},
+      {"KineticEnergyMonitor", &systems::make_kinetic_energy_monitor, false, ""},
+      {"TouchPlugin", &systems::make_touch_plugin, false, ""},
   };
   return kSystems;
 }

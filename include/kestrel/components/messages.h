@@ -68,6 +68,13 @@ struct Vector3Input {
   std::uint64_t count = 0;
 };
 
+/// ignition.msgs.Actuators received on `topic` (PX4's and Gazebo's actuator commands).
+struct ActuatorsInput {
+  std::string topic;
+  std::vector<double> position, velocity, normalized;  ///< as sent
+  std::uint64_t count = 0;
+};
+
 /// The topics the systems attached to an entity subscribe (see the file comment).
 struct TopicInputs {
   std::vector<TwistInput> twist;
@@ -75,6 +82,10 @@ struct TopicInputs {
   std::vector<DoubleInput> real;
   std::vector<Vector3Input> vector3;
   std::vector<Int32Input> int32;
+  std::vector<ActuatorsInput> actuators;
+  /// One-way services (request ignition.msgs.Boolean, no response) named `topic`: each
+  /// request is written like a message (TouchPlugin's `enable`).
+  std::vector<BoolInput> boolean_service;
 };
 
 // ---- out --------------------------------------------------------------------------------------
@@ -109,10 +120,55 @@ struct PosesOutput {
   std::uint64_t sequence = 0;
 };
 
+/// ignition.msgs.Double on `topic`.
+struct DoubleOutput {
+  std::string topic;
+  double value = 0;
+  std::uint64_t sequence = 0;
+};
+
+/// ignition.msgs.Boolean on `topic`.
+struct BoolOutput {
+  std::string topic;
+  bool value = false;
+  std::uint64_t sequence = 0;
+};
+
+/// A model's joint state as Gazebo's JointStatePublisher sends it: ignition.msgs.Model with
+/// the model's name, id and pose and one ignition.msgs.Joint per entry.
+struct JointStateOutput {
+  struct Axis {
+    double position = 0, velocity = 0, force = 0;  ///< [rad or m, rad/s or m/s, N·m or N]
+  };
+  struct Joint {
+    std::string name;
+    std::uint64_t id = 0;         ///< entity id
+    ignition::math::Pose3d pose;  ///< the joint's pose (relative to its child link)
+    std::string parent, child;    ///< link names
+    /// axis1: the first axis; its xyz, limits and damping (only with `has_axis1_info`).
+    Axis axis1;
+    bool has_axis1 = false, has_axis1_info = false;
+    ignition::math::Vector3d xyz;
+    double lower = 0, upper = 0, damping = 0;
+    Axis axis2;  ///< the second axis, when `has_axis2`
+    bool has_axis2 = false;
+  };
+  std::string topic;
+  Duration stamp{0};  ///< header stamp (sim time)
+  std::string name;   ///< the model's name
+  std::uint64_t id = 0;
+  ignition::math::Pose3d pose;  ///< the model's pose (relative to its parent)
+  std::vector<Joint> joints;
+  std::uint64_t sequence = 0;
+};
+
 /// What the systems attached to an entity publish (see the file comment).
 struct TopicOutputs {
   std::vector<OdometryOutput> odometry;
   std::vector<PosesOutput> poses;
+  std::vector<DoubleOutput> real;
+  std::vector<BoolOutput> boolean;
+  std::vector<JointStateOutput> joint_state;
 };
 
 }  // namespace kestrel::components

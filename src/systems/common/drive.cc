@@ -172,6 +172,21 @@ std::size_t add_vector3_input(ecs::Registry& r, ecs::Entity e, std::string topic
 std::size_t add_int32_input(ecs::Registry& r, ecs::Entity e, std::string topic) {
   return append(inputs(r, e).int32, std::move(topic));
 }
+std::size_t add_actuators_input(ecs::Registry& r, ecs::Entity e, std::string topic) {
+  return append(inputs(r, e).actuators, std::move(topic));
+}
+std::size_t add_bool_service_input(ecs::Registry& r, ecs::Entity e, std::string service) {
+  return append(inputs(r, e).boolean_service, std::move(service));
+}
+std::size_t add_double_output(ecs::Registry& r, ecs::Entity e, std::string topic) {
+  return append(outputs(r, e).real, std::move(topic));
+}
+std::size_t add_bool_output(ecs::Registry& r, ecs::Entity e, std::string topic) {
+  return append(outputs(r, e).boolean, std::move(topic));
+}
+std::size_t add_joint_state_output(ecs::Registry& r, ecs::Entity e, std::string topic) {
+  return append(outputs(r, e).joint_state, std::move(topic));
+}
 std::size_t add_odometry_output(ecs::Registry& r, ecs::Entity e, c::OdometryOutput o) {
   auto& v = outputs(r, e).odometry;
   v.push_back(std::move(o));

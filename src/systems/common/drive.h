@@ -90,9 +90,14 @@ std::size_t add_bool_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 std::size_t add_double_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 std::size_t add_vector3_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 std::size_t add_int32_input(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_actuators_input(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_bool_service_input(ecs::Registry& r, ecs::Entity e, std::string service);
 /// Appends an output entry to the entity's TopicOutputs and returns its index.
 std::size_t add_odometry_output(ecs::Registry& r, ecs::Entity e, components::OdometryOutput o);
 std::size_t add_poses_output(ecs::Registry& r, ecs::Entity e, components::PosesOutput o);
+std::size_t add_double_output(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_bool_output(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_joint_state_output(ecs::Registry& r, ecs::Entity e, std::string topic);
 
 /// Sets the joint's velocity command [rad/s or m/s] for this step (JointVelocityCmd).
 void command_joint_velocity(ecs::Registry& r, ecs::Entity joint, double velocity);
