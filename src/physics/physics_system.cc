@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
-#include <map>
-#include <set>
+#include <numeric>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -21,6 +22,16 @@ namespace kestrel::physics {
 namespace {
 
 namespace c = kestrel::components;
+
+// [m] islands merge below a gap of twice this between their boxes and split above twice
+// kSplitMargin.
+constexpr double kMergeMargin = 0.05, kSplitMargin = 0.1;
+
+struct Island {
+  std::vector<ecs::Entity> models;  // top-level moving models, sorted
+  std::unique_ptr<IslandEngine> engine;
+  bool initial = false;  // built by configure: reset returns to it
+};
 
 class PhysicsSystem final : public System,
                             public ISystemConfigure,
@@ -39,7 +50,10 @@ class PhysicsSystem final : public System,
     }
     world_ = entity;
     build(registry);
-    for (const auto& [model, island] : islands_) initial_.insert(model);
+    if (!islands_.empty()) partition(registry, to_seconds(step_size(registry)));
+    for (Island& i : islands_) i.initial = true;
+    parked_.clear();
+    label(registry);
     counts_ = structure_counts(registry);
     gravity_ = gravity(registry);
     check_sub_ = events.subscribe<sim::CheckPhysics>(
@@ -58,6 +72,7 @@ class PhysicsSystem final : public System,
     // Built at this step's boundary for a CheckPhysics, and nothing changed since: not again.
     const bool built = checked_ && seen_ == checked_seen_ && counts == counts_ && g == gravity_;
     if (changed && !built) build(registry);
+    if (!islands_.empty()) partition(registry, to_seconds(info.dt));
     late_ = false;
     checked_ = false;
     counts_ = counts;
@@ -90,10 +105,19 @@ class PhysicsSystem final : public System,
 
   void reset(const UpdateInfo&, ecs::Registry& registry) override {
     if (engine_) engine_->reset(registry);
-    // The islands of the first build return to it exactly; later ones go (their models are
-    // gone from the restored registry, or come back at the next step's rebuild).
-    std::erase_if(islands_, [&](const auto& i) { return !initial_.count(i.first); });
-    for (auto& [model, island] : islands_) island->reset(registry);
+    // The islands of the first build (after configure's partition) return to it exactly, also
+    // those merged or split since (parked); later ones go (their models are gone from the
+    // restored registry, or come back at the next step's rebuild).
+    std::vector<Island> first;
+    for (Island& i : islands_) {
+      if (i.initial) first.push_back(std::move(i));
+    }
+    for (Island& i : parked_) first.push_back(std::move(i));
+    parked_.clear();
+    std::sort(first.begin(), first.end(), by_first);
+    islands_ = std::move(first);
+    for (Island& i : islands_) i.engine->reset(registry);
+    label(registry);
     counts_ = structure_counts(registry);
     gravity_ = gravity(registry);
     seen_.clear();
@@ -111,7 +135,7 @@ class PhysicsSystem final : public System,
       build(r);
     } catch (const Error& e) {
       result.error = e.what();
-      late_ = late_ || !islands_.empty() || r.has<c::PhysicsIslands>(world_);
+      late_ = late_ || !islands_.empty() || islands_wanted_;
       checked_ = false;
       return;
     }
@@ -121,21 +145,32 @@ class PhysicsSystem final : public System,
     gravity_ = gravity(r);
   }
 
-  // One engine for the world, or with <kestrel:physics_islands/> one per top-level moving model
-  // (islands of models that persist are rebuilt with their state; others come and go).
+  static bool by_first(const Island& a, const Island& b) { return a.models < b.models; }
+
+  Duration step_size(const ecs::Registry& r) const {
+    const auto* p = r.try_get<c::PhysicsParams>(world_);
+    return p ? p->max_step_size : c::PhysicsParams{}.max_step_size;
+  }
+
+  // One engine for the world, or islands (components::PhysicsIslands, or automatically for a
+  // world of more than kAutoIslandModels moving models, decided at the first build): the
+  // islands of models that persist are rebuilt with their state (or rebuilt without the models
+  // that went), new models start in islands of their own; partition() then merges and splits.
   void build(ecs::Registry& r) {
-    if (!r.has<c::PhysicsIslands>(world_)) {
-      islands_.clear();
-      if (!engine_) engine_ = make_mujoco_engine();
-      engine_->build(r, world_);
-      return;
-    }
     std::vector<ecs::Entity> moving;
     static_geoms_.clear();
     owned_links_.clear();
     owned_joints_.clear();
     owned_.clear();
+    bonds_.clear();
     for (ecs::Entity m : r.children(world_)) {
+      if (r.has<c::Joint>(m)) {  // a joint of the world binds the models of its links
+        if (const auto* jd = r.try_get<c::JointData>(m)) {
+          const ecs::Entity a = top_model(r, jd->parent), b = top_model(r, jd->child);
+          if (a != ecs::kNullEntity && b != ecs::kNullEntity && a != b) bonds_.emplace_back(a, b);
+        }
+        continue;
+      }
       if (!r.has<c::Model>(m) || r.removal_pending(m)) continue;
       const auto* st = r.try_get<c::Static>(m);
       const bool is_static = st && st->value;
@@ -148,34 +183,228 @@ class PhysicsSystem final : public System,
         if (!is_static && r.has<c::Joint>(e)) owned_joints_.insert(e);
       }
     }
-    if (moving.empty()) {  // nothing moves: one engine holds the static world
+    if (const auto* pi = r.try_get<c::PhysicsIslands>(world_)) {
+      islands_wanted_ = pi->enabled;
+    } else if (!decided_) {
+      islands_wanted_ = moving.size() > static_cast<std::size_t>(c::kAutoIslandModels);
+    }
+    decided_ = true;
+    if (!islands_wanted_ || moving.empty()) {  // one engine (also for a world where nothing moves)
       islands_.clear();
+      parked_.clear();
       if (!engine_) engine_ = make_mujoco_engine();
       engine_->build(r, world_);
       return;
     }
     engine_.reset();
-    // Islands are built in place (existing ones) or aside (new ones) and exchanged only when
-    // every one was built: a failure leaves the map whole (check_now rebuilds at the next step).
-    std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> fresh;
-    for (ecs::Entity m : moving) {
-      if (auto it = islands_.find(m); it != islands_.end()) {
-        it->second->build(r, world_);
-      } else {
-        auto island = make_mujoco_island(m);
-        island->build(r, world_);
-        fresh.emplace(m, std::move(island));
+    std::sort(moving.begin(), moving.end());
+    // Islands are built in place (same models) or aside (new ones) and exchanged only when
+    // every one was built: a failure leaves the list whole (check_now rebuilds at the next step).
+    std::vector<Island> next;
+    std::vector<char> placed(moving.size(), 0);
+    std::vector<std::size_t> kept;  // indices into islands_ rebuilt in place
+    CarriedState carried;
+    for (std::size_t i = 0; i < islands_.size(); ++i) {
+      Island& is = islands_[i];
+      std::vector<ecs::Entity> stay;
+      for (ecs::Entity m : is.models) {
+        const auto it = std::lower_bound(moving.begin(), moving.end(), m);
+        if (it != moving.end() && *it == m) {
+          stay.push_back(m);
+          placed[it - moving.begin()] = 1;
+        }
+      }
+      if (stay == is.models) {
+        is.engine->build(r, world_);
+        kept.push_back(i);
+      } else if (!stay.empty()) {
+        is.engine->save_state(carried);
+        Island fresh{stay, make_mujoco_island(stay), false};
+        next.push_back(std::move(fresh));
       }
     }
-    std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> next = std::move(fresh);
-    for (ecs::Entity m : moving) {
-      if (auto it = islands_.find(m); it != islands_.end()) next.emplace(m, std::move(it->second));
+    for (std::size_t k = 0; k < moving.size(); ++k) {
+      if (!placed[k]) next.push_back(Island{{moving[k]}, make_mujoco_island({moving[k]}), false});
     }
-    // Islands of the first build whose model went stay (idle) so that reset can restore them.
-    for (auto& [m, island] : islands_) {
-      if (island && initial_.count(m)) next.emplace(m, std::move(island));
+    for (Island& is : next) is.engine->build_from(r, world_, carried);
+    for (std::size_t i : kept) next.push_back(std::move(islands_[i]));
+    // Initial islands that changed or whose models went stay (idle) so that reset can restore
+    // them.
+    for (Island& is : islands_) {
+      if (is.engine && is.initial) parked_.push_back(std::move(is));
     }
+    std::sort(next.begin(), next.end(), by_first);
     islands_ = std::move(next);
+    label(r);
+  }
+
+  ecs::Entity top_model(const ecs::Registry& r, ecs::Entity e) const {
+    if (e == ecs::kNullEntity || !r.alive(e)) return ecs::kNullEntity;
+    while (r.parent(e) != world_ && r.parent(e) != ecs::kNullEntity) e = r.parent(e);
+    return r.parent(e) == world_ && r.has<c::Model>(e) ? e : ecs::kNullEntity;
+  }
+
+  // Proximity islands. Every moving model's box (its collision geoms at the current state,
+  // grown by their motion over the step) is inflated by kMergeMargin: models whose inflated
+  // boxes overlap (gap below 2 kMergeMargin) are in one island; models already in one island
+  // stay together until the gap reaches 2 kSplitMargin (hysteresis: no rebuild at every step
+  // of two models at the edge). Islands are the connected components, each listed by its
+  // sorted models and stepped in that order: the partition is a function of the state and the
+  // previous partition only. Contacts act between geoms that overlap at the state a step
+  // starts from, which is where this runs: models in different islands cannot touch. A model's
+  // WorldPoseCmd waiting for this step counts with its target too (the teleport happens in the
+  // step, after this).
+  void partition(ecs::Registry& r, double dt) {
+    boxes_.clear();
+    entry_island_.clear();
+    for (std::size_t i = 0; i < islands_.size(); ++i) {
+      islands_[i].engine->bounds(dt, boxes_);
+      entry_island_.resize(boxes_.size(), static_cast<int>(i));
+    }
+    const std::size_t n = boxes_.size();
+    entry_model_.clear();
+    for (const Island& is : islands_) {
+      entry_model_.insert(entry_model_.end(), is.models.begin(), is.models.end());
+    }
+    if (r.count<c::WorldPoseCmd>() != 0) teleport_targets(r);
+    uf_.resize(n);
+    std::iota(uf_.begin(), uf_.end(), 0);
+    order_.clear();
+    for (std::size_t k = 0; k < n; ++k) {
+      if (!boxes_[k].empty()) order_.push_back(static_cast<int>(k));
+    }
+    std::sort(order_.begin(), order_.end(), [&](int a, int b) {
+      return boxes_[a].lo.X() < boxes_[b].lo.X() || (boxes_[a].lo.X() == boxes_[b].lo.X() && a < b);
+    });
+    // Sweep and prune along x.
+    for (std::size_t a = 0; a < order_.size(); ++a) {
+      const Aabb& A = boxes_[order_[a]];
+      for (std::size_t b = a + 1; b < order_.size(); ++b) {
+        const Aabb& B = boxes_[order_[b]];
+        if (B.lo.X() - A.hi.X() >= 2 * kSplitMargin) break;
+        const double gap =
+            std::max({B.lo.X() - A.hi.X(), A.lo.X() - B.hi.X(), B.lo.Y() - A.hi.Y(),
+                      A.lo.Y() - B.hi.Y(), B.lo.Z() - A.hi.Z(), A.lo.Z() - B.hi.Z()});
+        const bool together = entry_island_[order_[a]] == entry_island_[order_[b]];
+        if (gap < 2 * kMergeMargin || (together && gap < 2 * kSplitMargin)) {
+          unite(order_[a], order_[b]);
+        }
+      }
+    }
+    if (!bonds_.empty()) {
+      std::unordered_map<ecs::Entity, int> at;
+      for (std::size_t k = 0; k < n; ++k) at[entry_model_[k]] = static_cast<int>(k);
+      for (const auto& [a, b] : bonds_) {
+        if (at.count(a) && at.count(b)) unite(at[a], at[b]);
+      }
+    }
+    // Unchanged (the common case): every island is one component of its own.
+    bool same = true;
+    root_island_.assign(n, -1);
+    for (std::size_t k = 0; k < n && same; ++k) {
+      const int root = find(static_cast<int>(k));
+      if (root_island_[root] < 0) root_island_[root] = entry_island_[k];
+      same = root_island_[root] == entry_island_[k] &&
+             find(static_cast<int>(k)) == find(first_entry(entry_island_[k]));
+    }
+    if (same) return;
+    regroup(r, n);
+  }
+
+  int first_entry(int island) const {
+    return static_cast<int>(std::lower_bound(entry_island_.begin(), entry_island_.end(), island) -
+                            entry_island_.begin());
+  }
+
+  // The target of a WorldPoseCmd on a moving model or one of its links widens the model's box
+  // by a cube around it as large as the box seen from the entity's current origin.
+  void teleport_targets(const ecs::Registry& r) {
+    r.each<c::WorldPoseCmd>([&](ecs::Entity e, const c::WorldPoseCmd& cmd) {
+      const ecs::Entity top = top_model(r, e);
+      const auto* now = r.try_get<c::WorldPose>(e);
+      if (top == ecs::kNullEntity || !now) return;
+      for (std::size_t k = 0; k < entry_model_.size(); ++k) {
+        if (entry_model_[k] != top || boxes_[k].empty()) continue;
+        Aabb& box = boxes_[k];
+        const auto& o = now->value.Pos();
+        double reach = 0;
+        for (const auto& c : {box.lo, box.hi}) {
+          reach = std::max(
+              {reach, std::abs(c.X() - o.X()), std::abs(c.Y() - o.Y()), std::abs(c.Z() - o.Z())});
+        }
+        reach *= std::sqrt(3.0);
+        const auto& p = cmd.value.Pos();
+        box.lo.Min(p - ignition::math::Vector3d(reach, reach, reach));
+        box.hi.Max(p + ignition::math::Vector3d(reach, reach, reach));
+      }
+    });
+  }
+
+  int find(int k) {
+    while (uf_[k] != k) k = uf_[k] = uf_[uf_[k]];
+    return k;
+  }
+  void unite(int a, int b) {
+    a = find(a), b = find(b);
+    if (a != b) uf_[std::max(a, b)] = std::min(a, b);
+  }
+
+  // The components become islands: one whose models are exactly an island's keeps it; the
+  // others are built from the state of the islands they come from, which dissolve.
+  void regroup(ecs::Registry& r, std::size_t n) {
+    std::unordered_map<int, std::vector<ecs::Entity>> comp;
+    for (std::size_t k = 0; k < n; ++k) comp[find(static_cast<int>(k))].push_back(entry_model_[k]);
+    std::vector<std::vector<ecs::Entity>> groups;
+    for (auto& [root, models] : comp) {
+      std::sort(models.begin(), models.end());
+      groups.push_back(std::move(models));
+    }
+    std::sort(groups.begin(), groups.end());
+    std::vector<char> reused(islands_.size(), 0);
+    std::vector<Island> next;
+    std::vector<std::vector<ecs::Entity>> fresh;
+    for (auto& g : groups) {
+      const auto it = std::lower_bound(
+          islands_.begin(), islands_.end(), g,
+          [](const Island& i, const std::vector<ecs::Entity>& m) { return i.models < m; });
+      if (it != islands_.end() && it->models == g) {
+        reused[it - islands_.begin()] = 1;
+      } else {
+        fresh.push_back(std::move(g));
+      }
+    }
+    CarriedState carried;
+    for (std::size_t i = 0; i < islands_.size(); ++i) {
+      if (!reused[i]) islands_[i].engine->save_state(carried);
+    }
+    for (auto& g : fresh) {
+      Island is{g, make_mujoco_island(g), false};
+      is.engine->build_from(r, world_, carried);
+      next.push_back(std::move(is));
+    }
+    for (std::size_t i = 0; i < islands_.size(); ++i) {
+      if (reused[i]) {
+        next.push_back(std::move(islands_[i]));
+      } else if (islands_[i].initial) {
+        parked_.push_back(std::move(islands_[i]));
+      }
+    }
+    std::sort(next.begin(), next.end(), by_first);
+    islands_ = std::move(next);
+    label(r);
+  }
+
+  // components::PhysicsIsland on every island's models.
+  void label(ecs::Registry& r) const {
+    for (const Island& is : islands_) {
+      for (ecs::Entity m : is.models) {
+        if (auto* pi = r.try_get<c::PhysicsIsland>(m)) {
+          pi->first = is.models.front();
+        } else {
+          r.add<c::PhysicsIsland>(m, c::PhysicsIsland{is.models.front()});
+        }
+      }
+    }
   }
 
   // Every island steps with the static world; what only the system as a whole can do is done
@@ -202,9 +431,7 @@ class PhysicsSystem final : public System,
     for (ecs::Entity g : static_geoms_) {
       if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.clear();
     }
-    for (ecs::Entity m : r.children(world_)) {
-      if (auto it = islands_.find(m); it != islands_.end()) it->second->step(dt, r);
-    }
+    for (Island& is : islands_) is.engine->step(dt, r);
     remove_one_shot<c::JointPositionReset>(r, owned_joints_, "JointPositionReset", "a joint");
     remove_one_shot<c::JointVelocityReset>(r, owned_joints_, "JointVelocityReset", "a joint");
     remove_one_shot<c::WorldPoseCmd>(r, owned_, "WorldPoseCmd", "a model or link");
@@ -255,9 +482,15 @@ class PhysicsSystem final : public System,
   std::vector<ecs::Entity> checked_seen_;
   sim::EventBus::Subscription check_sub_;
   std::unique_ptr<PhysicsEngine> engine_;  // the whole world (no islands)
-  // Islands (components::PhysicsIslands): by top-level moving model.
-  std::map<ecs::Entity, std::unique_ptr<PhysicsEngine>> islands_;
-  std::set<ecs::Entity> initial_;  // models with an island at the first build
+  // Islands (components::PhysicsIslands): sorted by their models.
+  std::vector<Island> islands_;
+  std::vector<Island> parked_;  // islands of the first build dissolved since (for reset)
+  bool islands_wanted_ = false, decided_ = false;
+  std::vector<std::pair<ecs::Entity, ecs::Entity>> bonds_;  // models a world joint binds
+  // partition()'s scratch: per moving model (entry), its box, island, model; union-find.
+  std::vector<Aabb> boxes_;
+  std::vector<int> entry_island_, uf_, order_, root_island_;
+  std::vector<ecs::Entity> entry_model_;
   std::vector<ecs::Entity> static_geoms_;
   std::unordered_set<ecs::Entity> owned_links_, owned_joints_;  // moving, in some island
   std::unordered_set<ecs::Entity> owned_;  // models and links some island holds (WorldPoseCmd)

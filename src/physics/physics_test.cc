@@ -316,6 +316,146 @@ TEST(Physics, IslandsSimulateSeparateModelsLikeOneWorld) {
   EXPECT_GE(one_points, 12u);  // at least 4 per box
 }
 
+// Two boxes in zero gravity fly at each other from different islands, collide and rebound: the
+// islands merge before they touch and split once they are apart again, and every step matches
+// one model for the whole world. A third box far away stays in an island of its own.
+struct Collision {
+  std::vector<Pose3d> a, b;                   // every step
+  std::vector<std::pair<int, bool>> changes;  // step, merged (A and B in one island)
+};
+Collision collide(bool islands, int steps, int reset_at = -1) {
+  TestWorld w(Duration{1'000'000}, {0, 0, 0});
+  c::Surface bouncy;  // a stiff, lightly damped contact: they rebound
+  bouncy.kp = 1e4;
+  bouncy.kd = 1;
+  const auto a = w.box("a", {-0.5, 0, 1}, {0.2, 0.2, 0.2}, 1.0, bouncy);
+  const auto b = w.box("b", {0.5, 0.05, 1}, {0.2, 0.2, 0.2}, 2.0, bouncy);
+  const auto far = w.box("far", {20, 0, 1}, {0.2, 0.2, 0.2}, 1.0);
+  if (islands) w.r().add<c::PhysicsIslands>(w.world());
+  w.start();
+  const auto la = link_of(w.r(), a), lb = link_of(w.r(), b);
+  auto kick = [&] {  // 1 m/s and -0.5 m/s after one step
+    w.r().add<c::ExternalWorldWrenchCmd>(la, Vector3d(1000, 0, 0), Vector3d::Zero);
+    w.r().add<c::ExternalWorldWrenchCmd>(lb, Vector3d(-1000, 0, 0), Vector3d(0, 0, 5));
+  };
+  kick();
+  Collision out;
+  bool merged = false;
+  for (int k = 0; k < steps; ++k) {
+    if (k == reset_at) {
+      w.runner->reset_now();
+      out = Collision{};
+      merged = false;
+      kick();
+    }
+    w.step();
+    out.a.push_back(w.r().get<c::WorldPose>(la).value);
+    out.b.push_back(w.r().get<c::WorldPose>(lb).value);
+    if (islands) {
+      const auto ia = w.r().get<c::PhysicsIsland>(a).first,
+                 ib = w.r().get<c::PhysicsIsland>(b).first;
+      EXPECT_NE(w.r().get<c::PhysicsIsland>(far).first, ia);
+      if ((ia == ib) != merged) out.changes.emplace_back(static_cast<int>(out.a.size()), !merged);
+      merged = ia == ib;
+    }
+  }
+  return out;
+}
+
+TEST(Physics, IslandsMergeBeforeBodiesTouchAndCollideAsOneModel) {
+  const Collision one = collide(false, 1500), split = collide(true, 1500);
+  ASSERT_EQ(one.a.size(), split.a.size());
+  double worst = 0;
+  for (std::size_t k = 0; k < one.a.size(); ++k) {
+    worst = std::max({worst, (one.a[k].Pos() - split.a[k].Pos()).Length(),
+                      (one.b[k].Pos() - split.b[k].Pos()).Length()});
+  }
+  EXPECT_LT(worst, 1e-6) << "islands collide as one model";
+  // They met and rebounded: A moves back after the impact, and never passed through B.
+  EXPECT_LT(one.a.back().Pos().X(), one.a[600].Pos().X());
+  for (std::size_t k = 0; k < one.a.size(); ++k) {
+    ASSERT_LT(split.a[k].Pos().X(), split.b[k].Pos().X() - 0.15) << "step " << k;
+  }
+  // Split, merged before the impact (~step 530), split again once apart.
+  ASSERT_EQ(split.changes.size(), 2u);
+  EXPECT_TRUE(split.changes[0].second);
+  EXPECT_LT(split.changes[0].first, 530);
+  EXPECT_FALSE(split.changes[1].second);
+  EXPECT_GT(split.changes[1].first, split.changes[0].first);
+  // Deterministic: the same island changes at the same steps, the same poses bit for bit.
+  const Collision again = collide(true, 1500);
+  EXPECT_EQ(again.changes, split.changes);
+  EXPECT_EQ(again.a.back(), split.a.back());
+  EXPECT_EQ(again.b.back(), split.b.back());
+}
+
+TEST(Physics, IslandsResetExactlyWhileMergedOrSplit) {
+  const Collision fresh = collide(true, 1500);
+  ASSERT_EQ(fresh.changes.size(), 2u);
+  // Reset while merged (mid-impact), and after the split: the rerun is the fresh run.
+  for (int at : {fresh.changes[0].first + 20, fresh.changes[1].first + 20}) {
+    const Collision rerun = collide(true, 1500 + at, at);
+    ASSERT_EQ(rerun.a.size(), fresh.a.size()) << "reset at " << at;
+    EXPECT_EQ(rerun.changes, fresh.changes) << "reset at " << at;
+    EXPECT_EQ(rerun.a.back(), fresh.a.back()) << "reset at " << at;
+    EXPECT_EQ(rerun.b.back(), fresh.b.back()) << "reset at " << at;
+  }
+}
+
+// Above kAutoIslandModels moving models Physics uses islands on its own; PhysicsIslands
+// {false} keeps one model (shown on a small world: 501 boxes in one model would allocate
+// ~0.8 GB of MuJoCo 2.2's dense constraint buffers twice).
+TEST(Physics, IslandsAreAutomaticForLargeWorldsUnlessTurnedOff) {
+  for (bool off : {false, true}) {
+    if (off) {
+      TestWorld w;
+      const auto a = w.box("a", {0, 0, 1}, {0.1, 0.1, 0.1}, 1.0);
+      w.box("b", {3, 0, 1}, {0.1, 0.1, 0.1}, 1.0);
+      w.r().add<c::PhysicsIslands>(w.world(), c::PhysicsIslands{true});
+      w.start();
+      EXPECT_EQ(w.r().get<c::PhysicsIsland>(a).first, a) << "forced on: islands";
+      TestWorld w2;
+      w2.box("a", {0, 0, 1}, {0.1, 0.1, 0.1}, 1.0);
+      w2.r().add<c::PhysicsIslands>(w2.world(), c::PhysicsIslands{false});
+      w2.start();
+      w2.step(2);
+      EXPECT_EQ(w2.r().count<c::PhysicsIsland>(), 0u) << "forced off: one model";
+      continue;
+    }
+    TestWorld w;
+    w.ground();
+    std::vector<ecs::Entity> boxes;
+    for (int i = 0; i <= c::kAutoIslandModels; ++i) {
+      boxes.push_back(w.box("b" + std::to_string(i), {0.5 * (i % 40), 0.5 * (i / 40), 0.1},
+                            {0.1, 0.1, 0.1}, 1.0));
+    }
+    w.start();
+    w.step(2);
+    EXPECT_EQ(w.r().count<c::PhysicsIsland>(), boxes.size());
+    // 0.4 m apart: each its own island
+    EXPECT_EQ(w.r().get<c::PhysicsIsland>(boxes[7]).first, boxes[7]);
+  }
+}
+
+// A rebuild (here: a spawn) after a model moved keeps its frame on its link.
+TEST(Physics, RebuildAfterMotionKeepsTheModelFrame) {
+  for (bool islands : {false, true}) {
+    TestWorld w(Duration{1'000'000}, {0, 0, 0});
+    const auto box = w.box("box", {0, 0, 1}, {0.2, 0.2, 0.2}, 1.0);
+    if (islands) w.r().add<c::PhysicsIslands>(w.world());
+    w.start();
+    w.r().add<c::LinearVelocityCmd>(box, Vector3d(2, 0, 0));
+    w.step(500);
+    w.box("late", {5, 5, 1}, {0.2, 0.2, 0.2}, 1.0);
+    w.step();
+    const auto X = w.r().get<c::WorldPose>(box).value;
+    EXPECT_NEAR(X.Pos().X(), 2 * 0.501, 1e-9) << islands;
+    EXPECT_NEAR((X.Pos() - w.r().get<c::WorldPose>(link_of(w.r(), box)).value.Pos()).Length(), 0,
+                1e-12)
+        << islands;
+  }
+}
+
 TEST(Physics, IslandsRefuseCommandsNothingSimulatesAndResetExactly) {
   TestWorld w;
   const auto ground = w.ground();

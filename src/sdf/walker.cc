@@ -382,7 +382,20 @@ void Walker::world(const ::sdf::World& w, ecs::Entity world) {
       if (n == "kestrel:no_default_systems") {
         d_.default_systems = false;
       } else if (n == "kestrel:physics_islands") {
-        reg_.set<c::PhysicsIslands>(world, {});
+        // Empty or "true": islands forced on; "false": one model whatever the world's size.
+        std::string t = ch->text();
+        t.erase(0, t.find_first_not_of(" \t\r\n"));
+        t.erase(t.find_last_not_of(" \t\r\n") + 1);
+        if (t.empty() || t == "true" || t == "1") {
+          reg_.set<c::PhysicsIslands>(world, {true});
+        } else if (t == "false" || t == "0") {
+          reg_.set<c::PhysicsIslands>(world, {false});
+        } else {
+          d_.findings.error(ch->file(), ch->line(), reg_.scoped_name(world),
+                            "<kestrel:physics_islands> takes true, false or nothing (true), "
+                            "found '" +
+                                t + "'");
+        }
       } else if (n == "gui") {
         unsupported(*ch, world, "<gui> is ignored: Kestrel is headless (GUI plugins do not run)");
       } else if (n == "physics" || n == "gravity" || n == "magnetic_field" || n == "atmosphere" ||

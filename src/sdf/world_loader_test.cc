@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "kestrel/components/model.h"
+#include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
 
 namespace kestrel::sdf {
@@ -73,6 +74,24 @@ TEST(WorldLoader, WorldDataAndPhysics) {
   EXPECT_DOUBLE_EQ(l->reg.get<c::SphericalCoordinates>(l->world).elevation, 400);
   EXPECT_EQ(l->reg.get<c::MagneticField>(l->world).value,
             ignition::math::Vector3d(1e-6, 2e-6, 3e-6));
+}
+
+// <kestrel:physics_islands/> forces islands on, "false" off; anything else is an error.
+TEST(WorldLoader, PhysicsIslandsOnOffOrError) {
+  namespace c = kestrel::components;
+  for (const auto& [text, on] :
+       {std::pair{"<kestrel:physics_islands/>", true},
+        {"<kestrel:physics_islands>true</kestrel:physics_islands>", true},
+        {"<kestrel:physics_islands> false </kestrel:physics_islands>", false}}) {
+    auto l = load(world(text));
+    EXPECT_EQ(l->d.findings.count(Severity::kError), 0u) << messages(l->d);
+    ASSERT_TRUE(l->reg.has<c::PhysicsIslands>(l->world)) << text;
+    EXPECT_EQ(l->reg.get<c::PhysicsIslands>(l->world).enabled, on) << text;
+  }
+  EXPECT_FALSE(load(world(""))->reg.has<c::PhysicsIslands>(load(world(""))->world));
+  auto bad = load(world("\n<kestrel:physics_islands>maybe</kestrel:physics_islands>"));
+  EXPECT_THAT(messages(bad->d), HasSubstr(":2: [w] <kestrel:physics_islands> takes true, false "
+                                          "or nothing (true), found 'maybe'"));
 }
 
 // A latitude beyond the pole (a swapped latitude/longitude, a typo) is an error at its line.

@@ -12,16 +12,16 @@
 namespace kestrel::systems {
 
 struct SwarmOptions {
-  int count = 10;        ///< number of vehicles (1..100000)
+  int count = 10;  ///< number of vehicles (1..100000)
   /// A third of the take-off grid's pitch [m]: neighbouring vehicles take off 3 × spacing apart
   /// (12 m by default; each flight pattern stays within about 10 m of its take-off point's cell).
   double spacing = 4.0;
   bool sensors = false;  ///< give each vehicle IMU, magnetometer, barometer and GNSS
   double wind = 0.0;     ///< wind speed from the west (+x) [m/s]
-  /// Simulate each vehicle in its own physics island (`<kestrel:physics_islands/>`): vehicles
-  /// never collide with each other (they fly in their own cells) and N is not bounded by MuJoCo
-  /// 2.2's 2 GiB data limit (~600 X3s in one model), but each vehicle-step costs ~2.4× more
-  /// (100 vehicles). Unset: islands above kIslandsAbove vehicles.
+  /// Physics islands (`<kestrel:physics_islands/>`; false: the element's off form): vehicles
+  /// near each other share an island and collide; N is not bounded by MuJoCo 2.2's 2 GiB data
+  /// limit (~600 X3s in one model), but at 100 vehicles each vehicle-step costs more (see
+  /// docs/performance.md). Unset: islands above kIslandsAbove vehicles (no element).
   std::optional<bool> islands;
   static constexpr int kIslandsAbove = 500;
 };

@@ -122,7 +122,8 @@ class Builder {
 
   // With an island, only that top-level model's moving parts and every static one.
   bool in_island(ecs::Entity top, bool is_static) const {
-    return options_.island == ecs::kNullEntity || is_static || top == options_.island;
+    return !options_.island || is_static ||
+           std::binary_search(options_.island->begin(), options_.island->end(), top);
   }
 
   void collect() {
@@ -152,7 +153,11 @@ class Builder {
         link_index_[e] = links_.size();
         links_.push_back(std::move(li));
       } else if (r_.has<c::Joint>(e)) {
-        if (const auto [top, st] = top_model_of(e); !in_island(top, st)) continue;
+        auto [top, st] = top_model_of(e);
+        if (const auto* jd = r_.try_get<c::JointData>(e); jd && top == ecs::kNullEntity) {
+          std::tie(top, st) = top_model_of(jd->child);  // a joint of the world
+        }
+        if (!in_island(top, st)) continue;
         if (!r_.has<c::JointData>(e)) {
           issue(Severity::kError, e, "joint has no JointData (type, parent, child)");
           continue;
@@ -778,8 +783,10 @@ class Builder {
         rec.canonical = d;
         const LinkInfo& li = links_[it->second];
         rec.dynamic = li.dynamic;
+        // Both as they are now: li.X_WL is the link's reference pose, from the first build
+        // when it is rebuilt (a model that moved since had its frame offset by the motion).
         const Pose3d X_WM = world_pose_of(r_, m);
-        rec.X_LM = compose(inverse(li.X_WL), X_WM);
+        rec.X_LM = compose(inverse(world_pose_of(r_, d)), X_WM);
         break;
       }
     }

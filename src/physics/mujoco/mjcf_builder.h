@@ -47,9 +47,9 @@ struct ModelRecord {
 };
 
 struct MeshFile {
-  std::string vfs_name;                      // name inside the MuJoCo VFS
-  std::string path;                          // file on disk
-  std::string data;                          // the bytes when converted (MSH), else empty: read `path`
+  std::string vfs_name;  // name inside the MuJoCo VFS
+  std::string path;      // file on disk
+  std::string data;      // the bytes when converted (MSH), else empty: read `path`
   ecs::Entity collision = ecs::kNullEntity;  // the collision that uses it
 };
 
@@ -73,9 +73,10 @@ struct BuildOptions {
   const std::unordered_map<ecs::Entity, ignition::math::Pose3d>* reference_poses = nullptr;
   /// Mesh files referenced by absolute path instead of VFS names (for export).
   bool absolute_mesh_paths = false;
-  /// Physics islands: only this top-level model's moving links and joints (and every static
-  /// one) are built. kNullEntity: everything.
-  ecs::Entity island = ecs::kNullEntity;
+  /// Physics islands: only these top-level models' moving links and joints (and every static
+  /// one) are built; sorted. nullptr: everything. A joint directly under the world belongs to
+  /// the island of its child link's model.
+  const std::vector<ecs::Entity>* island = nullptr;
 };
 
 /// Builds MJCF for every entity under `world`. Problems are collected in `issues`; the caller

@@ -168,6 +168,7 @@ struct Mapping {
   std::unordered_map<ecs::Entity, Pose3d> reference;  // zero-configuration world poses
   std::vector<double> prev_vel;                       // 6 per body: world linear, world angular
   std::vector<int> no_gravity;                        // indices into bodies: moving, gravity off
+  std::vector<int> geom_member;  // by geom id: index of its island member, -1 static or none
 };
 
 // Where read_state / read_joint_forces write, per entry of Mapping's vectors (nullptr: the
@@ -195,41 +196,110 @@ struct JointRefs {
   c::JointForce* force;
   c::JointTransmittedWrench* wrench;
 };
-class MujocoEngine final : public PhysicsEngine {
+class MujocoEngine final : public IslandEngine {
  public:
-  // island: kNullEntity simulates the whole world; otherwise only that top-level model's moving
-  // parts and every static one (see make_mujoco_island).
-  explicit MujocoEngine(ecs::Entity island = ecs::kNullEntity) : island_(island) {
+  // The whole world (islanded = false), or an island: only the moving parts of `members`
+  // (sorted top-level models) and every static model (see make_mujoco_island).
+  MujocoEngine(bool islanded, std::vector<ecs::Entity> members)
+      : islanded_(islanded), members_(std::move(members)) {
     mujoco::install_handlers();
   }
 
   void build(ecs::Registry& r, ecs::Entity world) override {
-    world_ = world;
-    // State of what persists, by entity.
-    std::unordered_map<ecs::Entity, std::vector<double>> carried_q, carried_v;
-    if (m_) {
-      for (const Body& b : map_.bodies) {
-        if (b.qadr < 0) continue;
-        carried_q[b.link].assign(d_->qpos + b.qadr, d_->qpos + b.qadr + 7);
-        carried_v[b.link].assign(d_->qvel + b.dadr, d_->qvel + b.dadr + 6);
-      }
-      for (const Jnt& j : map_.joints) {
-        for (int k = 0; k < j.naxes; ++k) {
-          const int t = m_->jnt_type[jnt_id(j, k)];
-          const int nq = t == mjJNT_BALL ? 4 : 1, nv = t == mjJNT_BALL ? 3 : 1;
-          auto& q = carried_q[j.joint];
-          auto& v = carried_v[j.joint];
-          q.insert(q.end(), d_->qpos + j.qadr[k], d_->qpos + j.qadr[k] + nq);
-          v.insert(v.end(), d_->qvel + j.dadr[k], d_->qvel + j.dadr[k] + nv);
-        }
+    CarriedState own;  // the state of what persists, by entity
+    save_state(own);
+    build_from(r, world, own);
+  }
+
+  void save_state(CarriedState& out) const override {
+    if (!m_) return;
+    for (const Body& b : map_.bodies) {
+      if (b.qadr < 0) continue;
+      out.q[b.link].assign(d_->qpos + b.qadr, d_->qpos + b.qadr + 7);
+      out.v[b.link].assign(d_->qvel + b.dadr, d_->qvel + b.dadr + 6);
+    }
+    for (const Jnt& j : map_.joints) {
+      auto& q = out.q[j.joint];
+      auto& v = out.v[j.joint];
+      q.clear();
+      v.clear();
+      for (int k = 0; k < j.naxes; ++k) {
+        const int t = m_->jnt_type[jnt_id(j, k)];
+        const int nq = t == mjJNT_BALL ? 4 : 1, nv = t == mjJNT_BALL ? 3 : 1;
+        q.insert(q.end(), d_->qpos + j.qadr[k], d_->qpos + j.qadr[k] + nq);
+        v.insert(v.end(), d_->qvel + j.dadr[k], d_->qvel + j.dadr[k] + nv);
       }
     }
+    for (const auto& [e, X] : map_.reference) out.reference.insert_or_assign(e, X);
+  }
+
+  const std::vector<ecs::Entity>& members() const override { return members_; }
+
+  void bounds(double dt, std::vector<Aabb>& out) const override {
+    const mjModel* m = m_.get();
+    const mjData* d = d_.get();
+    const std::size_t base = out.size();
+    out.resize(base + members_.size());
+    for (int g = 0; g < m->ngeom; ++g) {
+      const int k = map_.geom_member[g];
+      if (k < 0) continue;
+      const mjtNum* p = d->geom_xpos + 3 * g;
+      const mjtNum* R = d->geom_xmat + 9 * g;  // columns: the geom's axes in the world
+      const mjtNum* s = m->geom_size + 3 * g;
+      const double rb = m->geom_rbound[g];
+      double e[3];
+      for (int i = 0; i < 3; ++i) {
+        const mjtNum* row = R + 3 * i;
+        switch (m->geom_type[g]) {
+          case mjGEOM_SPHERE:
+            e[i] = s[0];
+            break;
+          case mjGEOM_CAPSULE:
+            e[i] = std::abs(row[2]) * s[1] + s[0];
+            break;
+          case mjGEOM_CYLINDER:
+            e[i] = std::abs(row[2]) * s[1] + s[0] * std::sqrt(std::max(0.0, 1 - row[2] * row[2]));
+            break;
+          case mjGEOM_BOX:
+            e[i] = std::abs(row[0]) * s[0] + std::abs(row[1]) * s[1] + std::abs(row[2]) * s[2];
+            break;
+          case mjGEOM_ELLIPSOID:
+            e[i] = std::sqrt(row[0] * row[0] * s[0] * s[0] + row[1] * row[1] * s[1] * s[1] +
+                             row[2] * row[2] * s[2] * s[2]);
+            break;
+          default:  // meshes: the bounding sphere
+            e[i] = rb;
+        }
+        e[i] = std::min(e[i], rb) + m->geom_margin[g];
+      }
+      // How far any point of the geom can move in dt: the speed of its centre plus |ω| times
+      // its bounding radius (cvel: [ω; v at the root subtree's centre of mass]).
+      const int b = m->geom_bodyid[g];
+      const mjtNum* cv = d->cvel + 6 * b;
+      const Vector3d w(cv[0], cv[1], cv[2]);
+      const Vector3d v = Vector3d(cv[3], cv[4], cv[5]) +
+                         w.Cross(v3(p) - v3(d->subtree_com + 3 * m->body_rootid[b]));
+      const double pad = (v.Length() + w.Length() * rb) * dt;
+      Aabb& box = out[base + k];
+      box.lo =
+          Vector3d(std::min(box.lo.X(), p[0] - e[0] - pad), std::min(box.lo.Y(), p[1] - e[1] - pad),
+                   std::min(box.lo.Z(), p[2] - e[2] - pad));
+      box.hi =
+          Vector3d(std::max(box.hi.X(), p[0] + e[0] + pad), std::max(box.hi.Y(), p[1] + e[1] + pad),
+                   std::max(box.hi.Z(), p[2] + e[2] + pad));
+    }
+  }
+
+  void build_from(ecs::Registry& r, ecs::Entity world, const CarriedState& carried) override {
+    world_ = world;
+    const auto& carried_q = carried.q;
+    const auto& carried_v = carried.v;
 
     // Everything is built aside and taken over only when it steps: a build that fails (a world
     // MuJoCo refuses, a spawned model that would blow up) leaves this engine as it was.
     mujoco::BuildOptions opts;
-    opts.reference_poses = &map_.reference;
-    opts.island = island_;
+    opts.reference_poses = &carried.reference;
+    opts.island = islanded_ ? &members_ : nullptr;
     mujoco::MjcfModel mjcf = mujoco::build_mjcf(r, world, opts);
     mujoco::throw_on_errors(mjcf.issues);
     check_memory(mjcf);
@@ -242,7 +312,7 @@ class MujocoEngine final : public PhysicsEngine {
       if (b.qadr < 0) continue;
       if (auto it = carried_q.find(b.link); it != carried_q.end()) {
         std::memcpy(d->qpos + b.qadr, it->second.data(), 7 * sizeof(double));
-        std::memcpy(d->qvel + b.dadr, carried_v[b.link].data(), 6 * sizeof(double));
+        std::memcpy(d->qvel + b.dadr, carried_v.at(b.link).data(), 6 * sizeof(double));
       }
     }
     for (const Jnt& j : mp.joints) {
@@ -254,7 +324,7 @@ class MujocoEngine final : public PhysicsEngine {
         const int nq = t == mjJNT_BALL ? 4 : 1, nv = t == mjJNT_BALL ? 3 : 1;
         if (qi + nq > it->second.size()) break;
         std::memcpy(d->qpos + j.qadr[k], it->second.data() + qi, nq * sizeof(double));
-        std::memcpy(d->qvel + j.dadr[k], carried_v[j.joint].data() + vi, nv * sizeof(double));
+        std::memcpy(d->qvel + j.dadr[k], carried_v.at(j.joint).data() + vi, nv * sizeof(double));
         qi += nq;
         vi += nv;
       }
@@ -604,6 +674,22 @@ class MujocoEngine final : public PhysicsEngine {
       mp.joint_of.set(jr.joint, static_cast<int>(mp.joints.size()));
       mp.joints.push_back(j);
     }
+    // Which island member each moving geom belongs to (its top-level model).
+    mp.geom_member.assign(m->ngeom, -1);
+    if (islanded_) {
+      std::vector<int> body_member(m->nbody, -1);
+      for (const Body& b : mp.bodies) {
+        if (!b.dynamic) continue;
+        ecs::Entity top = b.link;
+        while (r.parent(top) != world_ && r.parent(top) != ecs::kNullEntity) top = r.parent(top);
+        const auto it = std::lower_bound(members_.begin(), members_.end(), top);
+        if (it != members_.end() && *it == top) body_member[b.id] = int(it - members_.begin());
+      }
+      for (int g = 0; g < m->ngeom; ++g) {
+        if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;  // collides never
+        mp.geom_member[g] = body_member[m->geom_bodyid[g]];
+      }
+    }
     mp.geom_entity.assign(m->ngeom, ecs::kNullEntity);
     for (ecs::Entity g : mjcf.geoms) mp.geom_entity[name2id(m, mjOBJ_GEOM, r.scoped_name(g))] = g;
     mp.jnt_entity.assign(m->njnt, world_);
@@ -753,7 +839,7 @@ class MujocoEngine final : public PhysicsEngine {
       }
       changed |= kVelChanged;
     };
-    if (island_ == ecs::kNullEntity) {
+    if (!islanded_) {
       r.each<c::ExternalWorldWrenchCmd>(wrench);
       r.each<c::JointForceCmd>(joint_force);
       r.each<c::JointVelocityCmd>(joint_velocity);
@@ -850,7 +936,7 @@ class MujocoEngine final : public PhysicsEngine {
     std::vector<ecs::Entity> done;
     r.each<c::JointPositionReset>([&](ecs::Entity e, const c::JointPositionReset& cmd) {
       const int ji = map_.joint_of[e];
-      if (ji < 0 && island_ != ecs::kNullEntity) return;  // another island's
+      if (ji < 0 && islanded_) return;  // another island's
       if (ji < 0) throw not_simulated(r, e, "JointPositionReset", "a joint");
       const Jnt& j = map_.joints[ji];
       if (cmd.data.size() != static_cast<std::size_t>(j.nq)) {
@@ -866,13 +952,13 @@ class MujocoEngine final : public PhysicsEngine {
       changed |= kPosChanged;
     });
     // Islands: the Physics system removes one-shot commands once every island has seen them.
-    if (island_ == ecs::kNullEntity) {
+    if (!islanded_) {
       for (ecs::Entity e : done) r.remove<c::JointPositionReset>(e);
     }
     done.clear();
     r.each<c::JointVelocityReset>([&](ecs::Entity e, const c::JointVelocityReset& cmd) {
       const int ji = map_.joint_of[e];
-      if (ji < 0 && island_ != ecs::kNullEntity) return;  // another island's
+      if (ji < 0 && islanded_) return;  // another island's
       if (ji < 0) throw not_simulated(r, e, "JointVelocityReset", "a joint");
       const Jnt& j = map_.joints[ji];
       if (cmd.data.size() != static_cast<std::size_t>(j.nv)) {
@@ -887,17 +973,17 @@ class MujocoEngine final : public PhysicsEngine {
       done.push_back(e);
       changed |= kVelChanged;
     });
-    if (island_ == ecs::kNullEntity) {
+    if (!islanded_) {
       for (ecs::Entity e : done) r.remove<c::JointVelocityReset>(e);
     }
     done.clear();
     r.each<c::WorldPoseCmd>([&](ecs::Entity e, const c::WorldPoseCmd& cmd) {
-      if (island_ != ecs::kNullEntity && !owns(e)) return;  // another island's
+      if (islanded_ && !owns(e)) return;  // another island's
       teleport(r, e, cmd.value);
       done.push_back(e);
       changed |= kPosChanged;
     });
-    if (island_ == ecs::kNullEntity) {
+    if (!islanded_) {
       for (ecs::Entity e : done) r.remove<c::WorldPoseCmd>(e);
     }
     return changed;
@@ -956,7 +1042,7 @@ class MujocoEngine final : public PhysicsEngine {
       cmds[e].second = w.value;
     });
     for (ecs::Entity e : order) {
-      if (island_ != ecs::kNullEntity && !owns(e)) continue;  // another island's
+      if (islanded_ && !owns(e)) continue;  // another island's
       Pose3d X_WE;
       const std::vector<int> roots = roots_of(r, e, "LinearVelocityCmd/AngularVelocityCmd", X_WE);
       const bool has_lin = r.has<c::LinearVelocityCmd>(e),
@@ -990,7 +1076,7 @@ class MujocoEngine final : public PhysicsEngine {
       if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.clear();
     }
     touched_geoms_.clear();
-    const bool island = island_ != ecs::kNullEntity;
+    const bool island = islanded_;
     for (int i = 0; i < d->ncon; ++i) {
       const mjContact& con = d->contact[i];
       if (con.exclude != 0 || con.efc_address < 0) continue;
@@ -1198,16 +1284,19 @@ class MujocoEngine final : public PhysicsEngine {
   // own links and joints only, one-shot commands are left for the Physics system to remove once
   // every island has applied them, and contacts on static geoms (shared by every island) are
   // cleared by the Physics system.
-  ecs::Entity island_ = ecs::kNullEntity;
-  std::vector<char> geom_static_;  // by MuJoCo geom id: on a body welded to the world
+  bool islanded_ = false;
+  std::vector<ecs::Entity> members_;  // an island's top-level models, sorted
+  std::vector<char> geom_static_;     // by MuJoCo geom id: on a body welded to the world
 };
 
 }  // namespace
 
-std::unique_ptr<PhysicsEngine> make_mujoco_engine() { return std::make_unique<MujocoEngine>(); }
+std::unique_ptr<PhysicsEngine> make_mujoco_engine() {
+  return std::make_unique<MujocoEngine>(false, std::vector<ecs::Entity>{});
+}
 
-std::unique_ptr<PhysicsEngine> make_mujoco_island(ecs::Entity model) {
-  return std::make_unique<MujocoEngine>(model);
+std::unique_ptr<IslandEngine> make_mujoco_island(std::vector<ecs::Entity> models) {
+  return std::make_unique<MujocoEngine>(true, std::move(models));
 }
 
 }  // namespace kestrel::physics

@@ -336,6 +336,9 @@ TEST(MakeSwarm, EveryVehicleFliesItsOwnPatternAndLands) {
   o.count = 4;  // one of each pattern: square, triangle, hexagon, line
   EXPECT_EQ(make_swarm(o, "v.sdf").world.find("physics_islands"), std::string::npos)
       << "one model by default for small swarms";
+  o.islands = false;
+  EXPECT_NE(make_swarm(o, "v.sdf").world.find("<kestrel:physics_islands>false<"),
+            std::string::npos);
   o.islands = true;
   const auto vehicle = testing::write_temp(make_swarm(o, "unused").vehicle);
   const SwarmFiles files = make_swarm(o, vehicle.string());
@@ -362,6 +365,40 @@ TEST(MakeSwarm, EveryVehicleFliesItsOwnPatternAndLands) {
   SwarmOptions none;
   none.count = 0;
   EXPECT_THROW(make_swarm(none, "v.sdf"), Error);
+}
+
+// Islands do not let vehicles pass through each other: a vehicle thrown at another (before the
+// missions start) hits it and pushes it; their islands merge for it.
+TEST(MakeSwarm, AVehicleFlyingIntoAnotherHitsIt) {
+  SwarmOptions o;
+  o.count = 3;
+  o.islands = true;
+  const auto vehicle = testing::write_temp(make_swarm(o, "unused").vehicle);
+  LoadedWorld w(make_swarm(o, vehicle.string()).world);
+  std::filesystem::remove(vehicle);
+  const auto target = w.find("swarm_3::uav_0000"), thrown = w.find("swarm_3::uav_0001");
+  const auto base = w.find("swarm_3::uav_0000::base_link");
+  w.step();
+  ASSERT_NE(w.r().get<c::PhysicsIsland>(target).first, w.r().get<c::PhysicsIsland>(thrown).first);
+  const auto p0 = w.r().get<c::WorldPose>(base).value.Pos();
+  w.r().add<c::WorldPoseCmd>(thrown,
+                             ignition::math::Pose3d(p0.X() + 0.8, p0.Y(), p0.Z() + 0.01, 0, 0, 0));
+  w.r().add<c::LinearVelocityCmd>(thrown, ignition::math::Vector3d(-6, 0, 0));
+  w.step();
+  w.r().remove<c::LinearVelocityCmd>(thrown);
+  bool merged = false;
+  for (int k = 0; k < 300; ++k) {  // the missions start at 0.5 s
+    w.step();
+    merged = merged ||
+             w.r().get<c::PhysicsIsland>(target).first == w.r().get<c::PhysicsIsland>(thrown).first;
+    const double dx = w.r().get<c::WorldPose>(thrown).value.Pos().X() -
+                      w.r().get<c::WorldPose>(target).value.Pos().X();
+    ASSERT_GT(dx, 0.2) << "the bodies (0.30 m long) overlap or passed through, step " << k;
+  }
+  EXPECT_TRUE(merged);
+  EXPECT_LT(w.r().get<c::WorldPose>(base).value.Pos().X(), p0.X() - 0.05) << "it was pushed";
+  EXPECT_NE(w.r().get<c::PhysicsIsland>(w.find("swarm_3::uav_0002")).first,
+            w.r().get<c::PhysicsIsland>(target).first);
 }
 
 TEST(MissionMonitor, ReportsAFailedMissionWithExitCode1) {

@@ -145,8 +145,11 @@ SwarmFiles make_swarm(const SwarmOptions& o, const std::string& vehicle_uri) {
                     fmt::arg("n", o.count), fmt::arg("wind", o.wind), fmt::arg("uri", vehicle_uri));
   if (o.islands.value_or(o.count > SwarmOptions::kIslandsAbove)) {
     out += R"(
-    <!-- Each vehicle in its own physics island: vehicles never collide with each other. -->
+    <!-- Physics islands: vehicles near each other share one, so they still collide. -->
     <kestrel:physics_islands/>)";
+  } else if (o.islands) {  // --no-islands: one model whatever the size
+    out += R"(
+    <kestrel:physics_islands>false</kestrel:physics_islands>)";
   }
   if (o.sensors) {
     out += R"(
