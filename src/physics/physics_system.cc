@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <exception>
 #include <numeric>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -13,6 +16,7 @@
 #include "kestrel/components/physics.h"
 #include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/task_pool.h"
 #include "kestrel/physics/physics.h"
 #include "kestrel/sim/events.h"
 #include "physics/mujoco/island.h"
@@ -49,6 +53,7 @@ class PhysicsSystem final : public System,
                                               registry.describe(entity)));
     }
     world_ = entity;
+    threads_ = threads_parameter(config);
     build(registry);
     if (!islands_.empty()) partition(registry, to_seconds(step_size(registry)));
     for (Island& i : islands_) i.initial = true;
@@ -431,7 +436,12 @@ class PhysicsSystem final : public System,
     for (ecs::Entity g : static_geoms_) {
       if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.clear();
     }
-    for (Island& is : islands_) is.engine->step(dt, r);
+    step_each(dt, r);
+    for (const Island& is : islands_) {
+      for (const auto& [g, point] : is.engine->static_contacts()) {
+        if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.push_back(point);
+      }
+    }
     remove_one_shot<c::JointPositionReset>(r, owned_joints_, "JointPositionReset", "a joint");
     remove_one_shot<c::JointVelocityReset>(r, owned_joints_, "JointVelocityReset", "a joint");
     remove_one_shot<c::WorldPoseCmd>(r, owned_, "WorldPoseCmd", "a model or link");
@@ -447,6 +457,61 @@ class PhysicsSystem final : public System,
       done.push_back(e);
     });
     for (ecs::Entity e : done) r.remove<C>(e);
+  }
+
+  // The islands step on `threads_` threads (the stepping thread and workers), in contiguous
+  // runs of islands taken in turn; each island's result depends on its own state only, and
+  // what islands share (static geoms' contacts, errors) is gathered in island order afterwards:
+  // the results are those of one thread, bit for bit. One-shot commands (teleports, resets) may
+  // write shared entities (a static model's poses, in every island): such steps run on one
+  // thread.
+  void step_each(Duration dt, ecs::Registry& r) {
+    const bool one_shot = r.count<c::WorldPoseCmd>() != 0 ||
+                          r.count<c::JointPositionReset>() != 0 ||
+                          r.count<c::JointVelocityReset>() != 0;
+    const std::size_t n = islands_.size();
+    if (threads_ < 2 || n < 2 || one_shot) {
+      for (Island& is : islands_) is.engine->step(dt, r);
+      return;
+    }
+    if (!pool_) pool_ = std::make_unique<TaskPool>(threads_ - 1);
+    errors_.assign(n, nullptr);
+    const std::size_t runs = std::min<std::size_t>(n, 8 * threads_);
+    pool_->run(runs, [&](std::size_t k) {
+      for (std::size_t i = k * n / runs; i < (k + 1) * n / runs; ++i) {
+        try {
+          islands_[i].engine->step(dt, r);
+        } catch (...) {
+          errors_[i] = std::current_exception();
+        }
+      }
+    });
+    for (const auto& e : errors_) {
+      if (e) std::rethrow_exception(e);
+    }
+  }
+
+  // <threads> of the Physics <plugin>: how many threads step islands (1 to 256); absent: the
+  // machine's hardware threads.
+  static unsigned threads_parameter(const Element& config) {
+    const Element* t = config.child("threads");
+    if (!t) return std::max(1u, std::thread::hardware_concurrency());
+    std::size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(t->text(), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    while (used < t->text().size() && std::isspace(static_cast<unsigned char>(t->text()[used]))) {
+      ++used;
+    }
+    if (used == 0 || used != t->text().size() || n < 1 || n > 256) {
+      throw Error(t->where(),
+                  fmt::format("Physics: <threads> must be a whole number from 1 to 256, found '{}'",
+                              t->text()));
+    }
+    return static_cast<unsigned>(n);
   }
 
   // Links, joints or collisions created or removed since the last step (lists, not scans).
@@ -485,6 +550,9 @@ class PhysicsSystem final : public System,
   // Islands (components::PhysicsIslands): sorted by their models.
   std::vector<Island> islands_;
   std::vector<Island> parked_;  // islands of the first build dissolved since (for reset)
+  unsigned threads_ = 1;        // threads that step islands (<threads>)
+  std::unique_ptr<TaskPool> pool_;
+  std::vector<std::exception_ptr> errors_;  // per island, of the last parallel step
   bool islands_wanted_ = false, decided_ = false;
   std::vector<std::pair<ecs::Entity, ecs::Entity>> bonds_;  // models a world joint binds
   // partition()'s scratch: per moving model (entry), its box, island, model; union-find.

@@ -2,10 +2,12 @@
 
 #include "kestrel/physics/physics.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "kestrel/components/physics_islands.h"
@@ -454,6 +456,60 @@ TEST(Physics, RebuildAfterMotionKeepsTheModelFrame) {
                 1e-12)
         << islands;
   }
+}
+
+// Islands step on worker threads; the results are those of one thread, bit for bit: poses and
+// the ground's contacts (which every island adds to) in the same order.
+TEST(Physics, IslandResultsDoNotDependOnTheThreadCount) {
+  struct Result {
+    std::vector<Pose3d> poses;
+    std::vector<c::ContactPoint> ground;
+    std::vector<ecs::Entity> islands;
+  };
+  auto run = [](int threads) {
+    TestWorld w;
+    w.ground();
+    std::vector<ecs::Entity> models, links;
+    for (int i = 0; i < 12; ++i) {  // six pairs 0.1 m apart, pushed into each other
+      models.push_back(w.box("b" + std::to_string(i),
+                             {1.0 * (i / 2) + 0.3 * (i % 2), 0.02 * i, 0.2 + 0.05 * i},
+                             {0.2, 0.2, 0.2}, 1.0 + 0.1 * i));
+      links.push_back(link_of(w.r(), models.back()));
+    }
+    w.r().add<c::PhysicsIslands>(w.world());
+    w.start(fmt::format("<plugin><threads>{}</threads></plugin>", threads));
+    for (ecs::Entity l : links) w.r().add<c::ExternalWorldWrenchCmd>(l);
+    for (int k = 0; k < 800; ++k) {
+      for (std::size_t i = 0; i < links.size(); ++i) {
+        w.r().get<c::ExternalWorldWrenchCmd>(links[i]).force = Vector3d(i % 2 ? -8 : 8, 0, 0);
+      }
+      w.step();
+    }
+    Result out;
+    for (ecs::Entity l : links) out.poses.push_back(w.r().get<c::WorldPose>(l).value);
+    out.ground = w.r().get<c::Contacts>(w.r().find_scoped("test::ground::link::collision")).points;
+    for (ecs::Entity m : models) out.islands.push_back(w.r().get<c::PhysicsIsland>(m).first);
+    return out;
+  };
+  const Result one = run(1);
+  EXPECT_EQ(std::set<ecs::Entity>(one.islands.begin(), one.islands.end()).size(), 6u);
+  EXPECT_GE(one.ground.size(), 48u);
+  for (int threads : {2, 3}) {
+    const Result r = run(threads);
+    EXPECT_EQ(r.poses, one.poses) << threads << " threads";
+    EXPECT_EQ(r.islands, one.islands) << threads << " threads";
+    ASSERT_EQ(r.ground.size(), one.ground.size()) << threads << " threads";
+    for (std::size_t i = 0; i < one.ground.size(); ++i) {
+      EXPECT_EQ(r.ground[i].other, one.ground[i].other);
+      EXPECT_EQ(r.ground[i].position, one.ground[i].position);
+      EXPECT_EQ(r.ground[i].force, one.ground[i].force);
+    }
+  }
+  TestWorld bad;
+  bad.box("b", {0, 0, 1}, {0.1, 0.1, 0.1}, 1.0);
+  EXPECT_THAT([&] { bad.start("<plugin><threads>0</threads></plugin>"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr(
+                  "Physics: <threads> must be a whole number from 1 to 256, found '0'")));
 }
 
 TEST(Physics, IslandsRefuseCommandsNothingSimulatesAndResetExactly) {

@@ -108,8 +108,9 @@ ecs::Entity TestWorld::box(const std::string& name, const Vector3d& pos, const V
   return m;
 }
 
-void TestWorld::start() {
-  runner->add_system(make_physics_system(), world(), Element::empty("plugin"),
+void TestWorld::start(const std::string& plugin_xml) {
+  runner->add_system(make_physics_system(), world(),
+                     plugin_xml.empty() ? Element::empty("plugin") : Element::parse(plugin_xml),
                      "kestrel::systems::Physics", "test");
   runner->configure();
 }

@@ -39,8 +39,8 @@ struct TestWorld {
   ecs::Entity box(const std::string& name, const Vector3d& pos, const Vector3d& size, double mass,
                   const components::Surface& s = components::Surface{});
 
-  /// Adds the Physics system and configures the runner.
-  void start();
+  /// Adds the Physics system (with this <plugin> element, if given) and configures the runner.
+  void start(const std::string& plugin_xml = "");
   void step(int n = 1);
 
   std::unique_ptr<sim::Runner> runner;

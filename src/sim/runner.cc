@@ -8,66 +8,21 @@
 
 #include "kestrel/components/pacing.h"
 #include "kestrel/components/world.h"
-#include "kestrel/core/log.h"
 #include "kestrel/core/interrupt.h"
+#include "kestrel/core/log.h"
+#include "kestrel/core/task_pool.h"
 
 namespace kestrel::sim {
 
 using Clock = std::chrono::steady_clock;
 
-// A small fixed thread pool for parallel PostUpdate: each task is one system's post_update.
-struct Runner::Pool {
-  explicit Pool(unsigned n) {
-    for (unsigned i = 0; i < n; ++i) threads.emplace_back([this] { work(); });
-  }
-  ~Pool() {
-    {
-      std::lock_guard lock(m);
-      quit = true;
-    }
-    cv.notify_all();
-    for (auto& t : threads) t.join();
-  }
+// Parallel PostUpdate on n threads: n - 1 workers and the stepping thread.
+struct Runner::Pool : TaskPool {
+  explicit Pool(unsigned n) : TaskPool(n - 1) {}
   // Runs every task, returns when all are done; rethrows the first exception.
   void run_all(const std::vector<std::function<void()>>& tasks) {
-    {
-      std::lock_guard lock(m);
-      batch = &tasks;
-      next = 0;
-      remaining = tasks.size();
-      error = nullptr;
-    }
-    cv.notify_all();
-    std::unique_lock lock(m);
-    done_cv.wait(lock, [&] { return remaining == 0; });
-    batch = nullptr;
-    if (error) std::rethrow_exception(error);
+    run(tasks.size(), [&](std::size_t i) { tasks[i](); });
   }
-  void work() {
-    std::unique_lock lock(m);
-    while (true) {
-      cv.wait(lock, [&] { return quit || (batch && next < batch->size()); });
-      if (quit) return;
-      const auto& task = (*batch)[next++];
-      lock.unlock();
-      std::exception_ptr e;
-      try {
-        task();
-      } catch (...) {
-        e = std::current_exception();
-      }
-      lock.lock();
-      if (e && !error) error = e;
-      if (--remaining == 0) done_cv.notify_all();
-    }
-  }
-  std::vector<std::thread> threads;
-  std::mutex m;
-  std::condition_variable cv, done_cv;
-  const std::vector<std::function<void()>>* batch = nullptr;
-  std::size_t next = 0, remaining = 0;
-  std::exception_ptr error;
-  bool quit = false;
 };
 
 static void validate(const Runner::Options& o) {

@@ -4,6 +4,8 @@
 // island's own links and joints only; one-shot commands (resets, WorldPoseCmd) are left in the
 // registry and contacts on static geoms are not cleared: the Physics system does both once per
 // step for all islands. Islands that merge or split hand their state on through CarriedState.
+// An island's step reads the registry and writes only its own entities' components, so islands
+// may step concurrently.
 
 #include <ignition/math/Pose3.hh>
 #include <ignition/math/Vector3.hh>
@@ -11,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kestrel/components/physics.h"
 #include "kestrel/ecs/entity.h"
 #include "kestrel/physics/physics.h"
 
@@ -43,6 +46,11 @@ class IslandEngine : public PhysicsEngine {
   /// Appends one box per member: its collision geoms at the current state, each grown by the
   /// distance any of its points can travel in `dt` at the current velocities.
   virtual void bounds(double dt, std::vector<Aabb>& out) const = 0;
+  /// The contacts of the last step on static geoms (each island holds every static geom): the
+  /// Physics system adds them to the geoms' Contacts in island order, so that islands stepping
+  /// on different threads never write the same component.
+  virtual const std::vector<std::pair<ecs::Entity, components::ContactPoint>>& static_contacts()
+      const = 0;
 };
 
 /// `models`: top-level moving models, sorted.

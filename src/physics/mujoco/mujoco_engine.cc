@@ -111,19 +111,45 @@ Pose3d body_pose(const mjData* d, int id) {
   return Pose3d(p[0], p[1], p[2], q[0], q[1], q[2], q[3]);
 }
 
-// entity id → small index, -1 when absent. Entity ids are dense and never reused, so a flat
-// vector is the cheapest map; rebuilt only on structural change.
+// entity id → small index, -1 when absent; rebuilt only on structural change. Entity ids are
+// dense and never reused, so for the whole world a flat vector from the smallest id is the
+// cheapest map. An island holds a few models among thousands (ids far apart: the static world's
+// and its own): a flat vector per island would be as long as the world (3,000 islands of a
+// 12,000-entity world: ~0.3 MB each), so a run of ids too sparse for it lives in a sorted list.
 class EntityIndex {
  public:
-  void clear() { idx_.clear(); }
   void set(ecs::Entity e, int i) {
-    if (e >= idx_.size()) idx_.resize(e + 1, -1);
-    idx_[e] = i;
+    if (!idx_.empty() || sorted_.empty()) {
+      if (idx_.empty()) lo_ = e;
+      if (e >= lo_ && e - lo_ < idx_.size() + 64 + 4 * count_) {
+        if (e - lo_ >= idx_.size()) idx_.resize(e - lo_ + 1, -1);
+        count_ += idx_[e - lo_] < 0;
+        idx_[e - lo_] = i;
+        return;
+      }
+      for (std::size_t k = 0; k < idx_.size(); ++k) {  // too sparse: to the sorted list
+        if (idx_[k] >= 0) sorted_.emplace_back(lo_ + k, idx_[k]);
+      }
+      idx_.clear();
+    }
+    const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::pair(e, -1));
+    if (it != sorted_.end() && it->first == e) {
+      it->second = i;
+    } else {
+      sorted_.insert(it, {e, i});
+    }
   }
-  int operator[](ecs::Entity e) const { return e < idx_.size() ? idx_[e] : -1; }
+  int operator[](ecs::Entity e) const {
+    if (!idx_.empty()) return e >= lo_ && e - lo_ < idx_.size() ? idx_[e - lo_] : -1;
+    const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::pair(e, -1));
+    return it != sorted_.end() && it->first == e ? it->second : -1;
+  }
 
  private:
-  std::vector<int> idx_;
+  ecs::Entity lo_ = 0;
+  std::size_t count_ = 0;
+  std::vector<int> idx_;                             // dense: by id - lo_
+  std::vector<std::pair<ecs::Entity, int>> sorted_;  // sparse
 };
 
 struct Body {
@@ -234,6 +260,9 @@ class MujocoEngine final : public IslandEngine {
   }
 
   const std::vector<ecs::Entity>& members() const override { return members_; }
+  const std::vector<std::pair<ecs::Entity, c::ContactPoint>>& static_contacts() const override {
+    return static_contacts_;
+  }
 
   void bounds(double dt, std::vector<Aabb>& out) const override {
     const mjModel* m = m_.get();
@@ -755,6 +784,7 @@ class MujocoEngine final : public IslandEngine {
       }
     }
     touched_geoms_.clear();
+    static_contacts_.clear();
     refs_valid_ = false;
     refresh_refs(r);
   }
@@ -1076,7 +1106,7 @@ class MujocoEngine final : public IslandEngine {
       if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.clear();
     }
     touched_geoms_.clear();
-    const bool island = islanded_;
+    static_contacts_.clear();
     for (int i = 0; i < d->ncon; ++i) {
       const mjContact& con = d->contact[i];
       if (con.exclude != 0 || con.efc_address < 0) continue;
@@ -1089,17 +1119,22 @@ class MujocoEngine final : public IslandEngine {
                            F[2] * f[0] + F[5] * f[1] + F[8] * f[2]);
       const Vector3d n(F[0], F[1], F[2]);
       const ecs::Entity g1 = map_.geom_entity[con.geom1], g2 = map_.geom_entity[con.geom2];
-      // A static geom is in every island: the Physics system clears its contacts.
-      add_contact(r, g2, g1, con, n, force, !(island && geom_static_[con.geom2]));
-      add_contact(r, g1, g2, con, -n, -force, !(island && geom_static_[con.geom1]));
+      add_contact(r, g2, g1, con, n, force, geom_static_[con.geom2]);
+      add_contact(r, g1, g2, con, -n, -force, geom_static_[con.geom1]);
     }
   }
 
   void add_contact(ecs::Registry& r, ecs::Entity self, ecs::Entity other, const mjContact& con,
-                   const Vector3d& n, const Vector3d& force, bool clear_later) {
+                   const Vector3d& n, const Vector3d& force, bool on_static) {
+    // A static geom is in every island: the Physics system clears its contacts and adds every
+    // island's (static_contacts).
+    if (islanded_ && on_static) {
+      static_contacts_.push_back({self, {other, v3(con.pos), n, -con.dist, force}});
+      return;
+    }
     auto* cs = r.try_get<c::Contacts>(self);
     if (!cs) return;
-    if (cs->points.empty() && clear_later) touched_geoms_.push_back(self);
+    if (cs->points.empty()) touched_geoms_.push_back(self);
     cs->points.push_back({other, v3(con.pos), n, -con.dist, force});
   }
 
@@ -1268,6 +1303,7 @@ class MujocoEngine final : public IslandEngine {
   std::string xml_, xml0_;
   std::vector<PhysicsIssue> issues_, issues0_;
   std::vector<ecs::Entity> touched_geoms_;
+  std::vector<std::pair<ecs::Entity, c::ContactPoint>> static_contacts_;  // islands only
   std::vector<int> wrench_bodies_;  // bodies whose xfrc_applied is set this step
   std::vector<char> wrench_noted_;  // per body: in wrench_bodies_
   std::vector<mjtNum> qfrc_joint_;  // qfrc_applied's joint commands, when wrenches were added
