@@ -8,12 +8,14 @@
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
 #include "systems/ackermann_steering/ackermann_steering.h"
+#include "systems/advanced_lift_drag/advanced_lift_drag.h"
 #include "systems/apply_joint_force/apply_joint_force.h"
 #include "systems/diff_drive/diff_drive.h"
 #include "systems/joint_controller/joint_controller.h"
 #include "systems/joint_position_controller/joint_position_controller.h"
 #include "systems/joint_state_publisher/joint_state_publisher.h"
 #include "systems/kinetic_energy_monitor/kinetic_energy_monitor.h"
+#include "systems/lift_drag/lift_drag.h"
 #include "systems/mecanum_drive/mecanum_drive.h"
 #include "systems/motor_failure/motor_failure.h"
 #include "systems/multicopter_control/multicopter_control.h"
@@ -63,6 +65,8 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"ApplyJointForce", &systems::make_apply_joint_force, false, ""},
       {"KineticEnergyMonitor", &systems::make_kinetic_energy_monitor, false, ""},
       {"TouchPlugin", &systems::make_touch_plugin, false, ""},
+      {"LiftDrag", &systems::make_lift_drag, false, ""},
+      {"AdvancedLiftDrag", &systems::make_advanced_lift_drag, false, ""},
   };
   return kSystems;
 }

@@ -64,19 +64,6 @@ std::vector<ecs::Entity> wheel_joints(const ecs::Registry& r, ecs::Entity model,
   return out;
 }
 
-namespace {
-double finite(const Element& config, const std::string& name, double fallback) {
-  const Element* e = config.child(name);
-  if (!e) return fallback;
-  const double v = e->value<double>();
-  if (!std::isfinite(v)) {
-    throw Error(e->where(),
-                fmt::format("<{}> must be a finite number, found '{}'", name, e->text()));
-  }
-  return v;
-}
-}  // namespace
-
 void read_speed_limits(const Element& config, std::string_view infix,
                        ignition::math::SpeedLimiter& limiter) {
   constexpr double inf = std::numeric_limits<double>::infinity();
@@ -93,7 +80,8 @@ void read_speed_limits(const Element& config, std::string_view infix,
                                &ignition::math::SpeedLimiter::SetMaxJerk}}) {
     const std::string min_name = fmt::format("min_{}{}", infix, l.what);
     const std::string max_name = fmt::format("max_{}{}", infix, l.what);
-    const double lo = finite(config, min_name, -inf), hi = finite(config, max_name, inf);
+    const double lo = get_finite_or(config, min_name, -inf),
+                 hi = get_finite_or(config, max_name, inf);
     if (lo > hi) {
       throw Error(config.child(min_name)->where(),
                   fmt::format("<{}> {} exceeds <{}> {}", min_name, lo, max_name, hi));

@@ -50,6 +50,37 @@ double get_positive_or(const Element& config, std::string_view name, double fall
   return config.has(name) ? get_positive(config, name, allow_zero) : fallback;
 }
 
+double get_finite_or(const Element& config, std::string_view name, double fallback) {
+  const Element* e = config.child(name);
+  if (!e) return fallback;
+  const double v = e->value<double>();
+  if (!std::isfinite(v)) {
+    throw Error(e->where(),
+                fmt::format("<{}> must be a finite number, found '{}'", name, e->text()));
+  }
+  return v;
+}
+
+double get_finite(const Element& config, std::string_view name) {
+  if (!config.child(name)) {
+    throw Error(config.where(),
+                fmt::format("<{}> is missing required parameter <{}>", config.name(), name));
+  }
+  return get_finite_or(config, name, 0.0);
+}
+
+ignition::math::Vector3d get_finite_vector_or(const Element& config, std::string_view name,
+                                              const ignition::math::Vector3d& fallback) {
+  const Element* e = config.child(name);
+  if (!e) return fallback;
+  const auto v = e->value<ignition::math::Vector3d>();
+  if (!std::isfinite(v.X()) || !std::isfinite(v.Y()) || !std::isfinite(v.Z())) {
+    throw Error(e->where(),
+                fmt::format("<{}> must be three finite numbers, found '{}'", name, e->text()));
+  }
+  return v;
+}
+
 ignition::math::Vector3d get_nonnegative_vector_or(const Element& config, std::string_view name,
                                                    const ignition::math::Vector3d& fallback) {
   if (!config.has(name)) return fallback;

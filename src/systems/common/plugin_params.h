@@ -26,6 +26,13 @@ double get_positive(const Element& config, std::string_view name, bool allow_zer
 /// Optional double (fallback when absent) that must be finite and > 0 (or >= 0).
 double get_positive_or(const Element& config, std::string_view name, double fallback,
                        bool allow_zero = false);
+/// Optional double that must be finite (fallback when absent). @throws Error at its line.
+double get_finite_or(const Element& config, std::string_view name, double fallback);
+/// Required double that must be finite. @throws Error at the plugin's line if absent.
+double get_finite(const Element& config, std::string_view name);
+/// Optional vector with finite components. @throws Error at its line.
+ignition::math::Vector3d get_finite_vector_or(const Element& config, std::string_view name,
+                                              const ignition::math::Vector3d& fallback);
 /// Optional Vector3d with every component finite and >= 0.
 ignition::math::Vector3d get_nonnegative_vector_or(const Element& config, std::string_view name,
                                                    const ignition::math::Vector3d& fallback);
