@@ -10,7 +10,9 @@
 #include "systems/ackermann_steering/ackermann_steering.h"
 #include "systems/advanced_lift_drag/advanced_lift_drag.h"
 #include "systems/apply_joint_force/apply_joint_force.h"
+#include "systems/buoyancy/buoyancy.h"
 #include "systems/diff_drive/diff_drive.h"
+#include "systems/hydrodynamics/hydrodynamics.h"
 #include "systems/joint_controller/joint_controller.h"
 #include "systems/joint_position_controller/joint_position_controller.h"
 #include "systems/joint_state_publisher/joint_state_publisher.h"
@@ -22,6 +24,7 @@
 #include "systems/multicopter_motor_model/multicopter_motor_model.h"
 #include "systems/odometry_publisher/odometry_publisher.h"
 #include "systems/pose_publisher/pose_publisher.h"
+#include "systems/thruster/thruster.h"
 #include "systems/touch_plugin/touch_plugin.h"
 #include "systems/trajectory_follower/trajectory_follower.h"
 #include "systems/velocity_control/velocity_control.h"
@@ -67,6 +70,9 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"TouchPlugin", &systems::make_touch_plugin, false, ""},
       {"LiftDrag", &systems::make_lift_drag, false, ""},
       {"AdvancedLiftDrag", &systems::make_advanced_lift_drag, false, ""},
+      {"Buoyancy", &systems::make_buoyancy, false, ""},
+      {"Hydrodynamics", &systems::make_hydrodynamics, false, ""},
+      {"Thruster", &systems::make_thruster, false, ""},
   };
   return kSystems;
 }
