@@ -12,6 +12,7 @@
 #include "systems/apply_joint_force/apply_joint_force.h"
 #include "systems/buoyancy/buoyancy.h"
 #include "systems/diff_drive/diff_drive.h"
+#include "systems/generic_motor_model/generic_motor_model.h"
 #include "systems/hydrodynamics/hydrodynamics.h"
 #include "systems/joint_controller/joint_controller.h"
 #include "systems/joint_position_controller/joint_position_controller.h"
@@ -23,6 +24,7 @@
 #include "systems/multicopter_control/multicopter_control.h"
 #include "systems/multicopter_motor_model/multicopter_motor_model.h"
 #include "systems/odometry_publisher/odometry_publisher.h"
+#include "systems/parachute/parachute.h"
 #include "systems/pose_publisher/pose_publisher.h"
 #include "systems/thruster/thruster.h"
 #include "systems/touch_plugin/touch_plugin.h"
@@ -73,6 +75,8 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"Buoyancy", &systems::make_buoyancy, false, ""},
       {"Hydrodynamics", &systems::make_hydrodynamics, false, ""},
       {"Thruster", &systems::make_thruster, false, ""},
+      {"GenericMotorModel", &systems::make_generic_motor_model, false, ""},
+      {"ParachuteSystem", &systems::make_parachute, false, ""},
   };
   return kSystems;
 }

@@ -154,6 +154,52 @@ TEST(Corpus, EveryPx4ModelLoadsItsCollisionMeshes) {
   EXPECT_GE(hulls, 10);
 }
 
+// PX4's planes, VTOLs and UUV (issue 18) load with every plugin resolved and configured and
+// every sensor served. What still falls short is pinned here, each with the issue that owns it.
+TEST(Corpus, Px4PlanesVtolsAndUuvLoadWithEverySystemAndSensor) {
+  const fs::path models = fs::path(KESTREL_SHARED_DIR) / "models" / "px4" / "models";
+  if (!fs::is_directory(models)) {
+    GTEST_SKIP() << "PX4 model zoo not found at " << models
+                 << " (the shared folder beside the repository)";
+  }
+  ::setenv("KESTREL_RESOURCE_PATH", models.c_str(), 1);
+  // model → the findings that may remain (substrings), with their owner.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+      {"rc_cessna", {}},
+      {"standard_vtol", {}},
+      {"quadtailsitter", {}},
+      {"uuv_bluerov2_heavy", {}},
+      // The perception issue brings gpu_lidar; PX4's airspeed plugin is not built in (it
+      // publishes on a topic only PX4's own gz bridge reads).
+      {"advanced_plane", {"'gpu_lidar' is not supported", "'px4::AirSpeed'"}},
+      // JointPositionController's <err_max> (a gz-sim main parameter): the joints issue.
+      {"tiltrotor", {"<err_max>"}},
+  };
+  for (const auto& [name, allowed] : expected) {
+    SCOPED_TRACE(name);
+    CheckReport r;
+    try {
+      r = check_px4_model(models, name);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << ": " << e.what();
+      continue;
+    }
+    for (const auto& f : r.findings.items()) {
+      const bool shortfall = f.severity == Severity::kError ||
+                             f.message.find("is not supported") != std::string::npos ||
+                             f.message.find("cannot be resolved") != std::string::npos;
+      if (!shortfall) continue;
+      bool known = false;
+      for (const auto& a : allowed) {
+        if (f.message.find(a) != std::string::npos) known = true;
+      }
+      EXPECT_TRUE(known) << format_finding(f);
+    }
+    EXPECT_TRUE(r.missing.empty());
+  }
+  ::unsetenv("KESTREL_RESOURCE_PATH");
+}
+
 // Every mesh of PX4's models, visuals included (36 Collada files, all of them visuals), reads
 // through the mesh door at a plausible size; the meshes the zoo does not ship are listed.
 TEST(Corpus, EveryPx4MeshReads) {
