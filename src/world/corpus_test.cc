@@ -172,8 +172,7 @@ TEST(Corpus, Px4PlanesVtolsAndUuvLoadWithEverySystemAndSensor) {
       // The perception issue brings gpu_lidar; PX4's airspeed plugin is not built in (it
       // publishes on a topic only PX4's own gz bridge reads).
       {"advanced_plane", {"'gpu_lidar' is not supported", "'px4::AirSpeed'"}},
-      // JointPositionController's <err_max> (a gz-sim main parameter): the joints issue.
-      {"tiltrotor", {"<err_max>"}},
+      {"tiltrotor", {}},
   };
   for (const auto& [name, allowed] : expected) {
     SCOPED_TRACE(name);

@@ -108,11 +108,13 @@ JointCommandConfig read_joint_command(const ecs::Registry& r, ecs::Entity model,
   }
   if (config.has("topic")) out.topic = config.get<std::string>("topic");
   out.topic = as_valid_topic(out.topic);
-  if (const Element* e = config.child("control_type")) {
-    spdlog::warn(
-        "{}: {}: <control_type> is not a parameter of Gazebo's {} (Gazebo ignores it, so "
-        "does Kestrel)",
-        e->where(), system, system);
+  // PX4's models give <control_type> (rovers) and <err_max> (tiltrotor), which Gazebo ignores.
+  for (const char* px4 : {"control_type", "err_max"}) {
+    if (const Element* e = config.child(px4)) {
+      spdlog::warn(
+          "{}: {}: <{}> is not a parameter of Gazebo's {} (Gazebo ignores it, so does Kestrel)",
+          e->where(), system, px4, system);
+    }
   }
   return out;
 }

@@ -62,8 +62,8 @@ struct JointCommandConfig {
 };
 
 /// Reads <joint_name> (one or more), <topic>, <sub_topic>, <use_actuator_msg>,
-/// <actuator_number> and PX4's <control_type> (which Gazebo ignores: a warning). The default
-/// topic is "/model/M/joint/<first joint>/" + `default_suffix`, "/actuators" with
+/// <actuator_number> and PX4's <control_type> and <err_max> (which Gazebo ignores: a warning). The
+/// default topic is "/model/M/joint/<first joint>/" + `default_suffix`, "/actuators" with
 /// use_actuator_msg; <sub_topic> gives "/model/M/<sub_topic>"; <topic> wins over both.
 /// @throws Error at the element's FILE:LINE on a missing or empty joint name, a joint that is
 /// not one of the model's, or use_actuator_msg without actuator_number.

@@ -199,3 +199,21 @@ TEST(JointPositionController, BadParametersAreRefusedWithTheirLine) {
 
 }  // namespace
 }  // namespace kestrel::systems
+
+namespace kestrel::systems {
+namespace {
+
+// PX4's tiltrotor gives its tilt servos <err_max>, which Gazebo ignores: a warning, and the
+// controller runs as without it.
+TEST(JointPositionController, Px4ErrMaxIsWarnedAndIgnored) {
+  testing::CapturedLog log;
+  LoadedWorld w(gz_world(
+      gz_rotor_model("tilt", "j1", jpc("j1", "<p_gain>1</p_gain><err_max>0.2</err_max>"))));
+  EXPECT_THAT(log.text(), ::testing::HasSubstr("<err_max> is not a parameter"));
+  command(w, "w::tilt::j1", 2.0);
+  w.step(1000);
+  EXPECT_NEAR(2.0, position(w, "w::tilt::j1"), 1e-3);
+}
+
+}  // namespace
+}  // namespace kestrel::systems
