@@ -186,7 +186,7 @@ cat >"$tmp/buoyancy.sdf" <<'EOF'
       <link name="body">
         <inertial><mass>2</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial>
       </link>
-      <plugin filename="gz-sim-buoyancy-engine-system" name="gz::sim::systems::BuoyancyEngine"/>
+      <plugin filename="gz-sim-opticaltactileplugin-system" name="gz::sim::systems::OpticalTactilePlugin"/>
     </model>
   </world>
 </sdf>
@@ -194,7 +194,7 @@ EOF
 expect 1 "run: missing systems refused" "$kestrel" run "$tmp/buoyancy.sdf" --no-transport \
   --iterations 10
 contains "run: names the world system" "$tmp/err" "$tmp/buoyancy.sdf:5: [buoyancy] plugin 'gz::sim::systems::EnvironmentPreload'"
-contains "run: names the model system" "$tmp/err" "$tmp/buoyancy.sdf:10: [buoyancy::sub] plugin 'gz::sim::systems::BuoyancyEngine'"
+contains "run: names the model system" "$tmp/err" "$tmp/buoyancy.sdf:10: [buoyancy::sub] plugin 'gz::sim::systems::OpticalTactilePlugin'"
 contains "run: says how to run anyway" "$tmp/err" "--allow-missing-systems"
 if grep -q "Sensors" "$tmp/err"; then echo "FAIL: a rendering-only system blocked"; fails=$((fails+1)); fi
 expect 1 "check: missing systems are errors" "$kestrel" check "$tmp/buoyancy.sdf"
@@ -203,7 +203,7 @@ expect 0 "run --allow-missing-systems" "$kestrel" run "$tmp/buoyancy.sdf" --no-t
   --iterations 10 --allow-missing-systems
 contains "run: start lists what runs without" "$tmp/out" "kestrel: runs without 3 systems it declares:"
 contains "run: end lists what ran without" "$tmp/out" "kestrel: ran without 3 systems it declares:"
-contains "run: the missing one with its line" "$tmp/out" "gz::sim::systems::BuoyancyEngine on buoyancy::sub ($tmp/buoyancy.sdf:10)"
+contains "run: the missing one with its line" "$tmp/out" "gz::sim::systems::OpticalTactilePlugin on buoyancy::sub ($tmp/buoyancy.sdf:10)"
 [ "$(grep -c "gz::sim::systems::Sensors' (filename" "$tmp/err")" -eq 1 ] ||
   { echo "FAIL: the rendering-only system is reported once"; fails=$((fails+1)); }
 

@@ -11,6 +11,7 @@
 #include "systems/advanced_lift_drag/advanced_lift_drag.h"
 #include "systems/apply_joint_force/apply_joint_force.h"
 #include "systems/buoyancy/buoyancy.h"
+#include "systems/buoyancy_engine/buoyancy_engine.h"
 #include "systems/diff_drive/diff_drive.h"
 #include "systems/generic_motor_model/generic_motor_model.h"
 #include "systems/hydrodynamics/hydrodynamics.h"
@@ -77,6 +78,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"Thruster", &systems::make_thruster, false, ""},
       {"GenericMotorModel", &systems::make_generic_motor_model, false, ""},
       {"ParachuteSystem", &systems::make_parachute, false, ""},
+      {"BuoyancyEngine", &systems::make_buoyancy_engine, false, ""},
   };
   return kSystems;
 }
