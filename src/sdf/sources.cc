@@ -57,6 +57,8 @@ bool is_named_kind(std::string_view tag) {
          tag == "light";
 }
 
+}  // namespace
+
 // libsdformat 12 keeps, for every element it reads, a copy of the element's whole description
 // from the SDF specification: measured with `kestrel check` on generated worlds (Debian 12's
 // libsdformat 12), per element with its usual children, rounded up. Other elements are
@@ -70,6 +72,8 @@ double dom_weight(std::string_view tag) {
   if (tag == "light" || tag == "actor" || tag == "plugin" || tag == "frame") return 0.1 * kMiB;
   return 0;
 }
+
+namespace {
 
 std::string join_paths(const std::vector<fs::path>& paths) {
   std::string s;

@@ -17,6 +17,10 @@
 
 namespace kestrel::sdf::detail {
 
+/// Bytes libsdformat 12 keeps for one element with this tag (with its usual children; 0 for
+/// elements counted in their parent's figure).
+double dom_weight(std::string_view tag);
+
 /// The file name libsdformat gives elements it read from a string (sdf::kSdfStringSource).
 inline constexpr const char* kStringSource = "<data-string>";
 
@@ -73,7 +77,7 @@ class Sources {
 
   std::vector<std::filesystem::path> search_;
   std::size_t max_bytes_;
-  std::map<std::string, File> files_;  // by canonical path (or the string name)
+  std::map<std::string, File> files_;                 // by canonical path (or the string name)
   std::map<std::string, std::string> display_names_;  // canonical path -> name shown
   std::vector<std::string> order_;
   std::string world_text_;

@@ -4,13 +4,13 @@
 
 #include "kestrel/sdf/world_loader.h"
 
-#include "kestrel/sdf/world_loader.h"
-
 #include <console_bridge/console.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -22,6 +22,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/core/interrupt.h"
 #include "kestrel/core/memory.h"
+#include "kestrel/sdf/world_loader.h"
 #include "resource.h"
 #include "sources.h"
 #include "spec.h"
@@ -232,8 +233,8 @@ template <typename F>
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw UnreadableWorld(file, std::string("libsdformat could not read it (it failed with '") +
-                                    e.what() + "')");
+    throw UnreadableWorld(
+        file, std::string("libsdformat could not read it (it failed with '") + e.what() + "')");
   }
 }
 
@@ -292,8 +293,13 @@ void throw_if_unusable(const ::sdf::Errors& errors, const std::string& file,
 // file that is not a single <model>.
 
 struct Instance {
-  std::shared_ptr<const Element> include;
+  std::shared_ptr<const Element> include;  // the <include>, or the inline <model>
   fs::path file;
+  // An inline <model> directly under <world> that has identical twins (only their name and
+  // <pose> differ): parsed once as `text` (the first twin, at its own lines), shared by `group`.
+  std::string text;
+  int group = -1;
+  double dom_bytes = 0;                        // what libsdformat would have kept for it
   std::string name;                            // empty: the model's own
   std::optional<ignition::math::Pose3d> pose;  // empty: the model's own
   bool is_static = false;
@@ -352,7 +358,170 @@ void collect_references(const Element& e, bool in_world, std::vector<std::string
   }
 }
 
-// Decides which includes to instance and blanks them out of `text`.
+// Byte ranges of the <model> elements directly under <world> in `t`, in document order, outside
+// comments, CDATA and processing instructions; empty when the text does not scan.
+std::vector<std::pair<std::size_t, std::size_t>> world_model_spans(const std::string& t) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::vector<std::string> open;  // element names from the root
+  std::size_t start = 0;
+  constexpr auto npos = std::string::npos;
+  for (std::size_t i = t.find('<'); i != npos; i = t.find('<', i)) {
+    std::string_view rest(t.data() + i, t.size() - i);
+    const char* close = rest.starts_with("<!--")        ? "-->"
+                        : rest.starts_with("<![CDATA[") ? "]]>"
+                        : rest.starts_with("<?")        ? "?>"
+                        : rest.starts_with("<!")        ? ">"
+                                                        : nullptr;
+    if (close) {
+      const std::size_t end = t.find(close, i);
+      if (end == npos) return {};
+      i = end + std::strlen(close);
+      continue;
+    }
+    std::size_t gt = i + 1;  // the tag's '>', outside quoted attribute values
+    char quote = 0;
+    for (; gt < t.size() && (quote || t[gt] != '>'); ++gt) {
+      if (quote && t[gt] == quote) {
+        quote = 0;
+      } else if (!quote && (t[gt] == '"' || t[gt] == '\'')) {
+        quote = t[gt];
+      }
+    }
+    if (gt >= t.size()) return {};
+    const bool end_tag = t[i + 1] == '/';
+    std::size_t n = i + (end_tag ? 2 : 1);
+    std::size_t name_end = n;
+    while (name_end < gt && !std::isspace(static_cast<unsigned char>(t[name_end])) &&
+           t[name_end] != '/') {
+      ++name_end;
+    }
+    const std::string name = t.substr(n, name_end - n);
+    const bool empty = !end_tag && t[gt - 1] == '/';
+    const bool world_model = name == "model" && open.size() == 2 && open[1] == "world";
+    if (end_tag) {
+      if (open.empty() || open.back() != name) return {};
+      open.pop_back();
+      if (name == "model" && open.size() == 2 && open[1] == "world")
+        out.emplace_back(start, gt + 1);
+    } else if (empty) {
+      if (world_model) out.emplace_back(i, gt + 1);
+    } else {
+      if (world_model) start = i;
+      open.push_back(name);
+    }
+    i = gt + 1;
+  }
+  return open.empty() ? out : std::vector<std::pair<std::size_t, std::size_t>>{};
+}
+
+// An element as a string of its names, attributes and texts, without the root's name attribute
+// and its <pose> child: equal for models that differ only in those.
+void shape_key(const Element& e, bool root, std::string& out) {
+  out += '<';
+  out += e.name();
+  for (const auto& a : e.attribute_names()) {
+    if (root && a == "name") continue;
+    out += ' ' + a + '=' + e.attribute(a).value_or("");
+  }
+  out += '>';
+  out += e.text();
+  for (const auto& c : e.children()) {
+    if (root && c->name() == "pose") continue;
+    shape_key(*c, false, out);
+  }
+  out += "</>";
+}
+
+bool has_descendant(const Element& e, std::string_view name) {
+  for (const auto& c : e.children()) {
+    if (c->name() == name || has_descendant(*c, name)) return true;
+  }
+  return false;
+}
+
+double dom_bytes_of(const Element& e) {
+  double b = detail::dom_weight(e.name());
+  for (const auto& c : e.children()) b += dom_bytes_of(*c);
+  return b;
+}
+
+// Inline models parse once per shape: a world of thousands of identical models (gz-sim's
+// 3k_shapes.sdf: 1001 each of three) would otherwise take libsdformat ~2.6 MiB and ~8 ms per
+// model. Models with at least kTwinsToInstance twins that differ only in name and <pose>
+// (world-relative, radians), that hold no <include> and that nothing refers to by name become
+// instances of their first twin and are blanked out of `text`.
+constexpr std::size_t kTwinsToInstance = 16;
+void plan_inline_models(const Element& root, std::string& text,
+                        const std::function<bool(const std::string&)>& referenced,
+                        std::vector<Instance>& out) {
+  const Element* world = root.child("world");
+  if (!world) return;
+  const auto models = world->children("model");
+  if (models.size() < kTwinsToInstance) return;
+  const auto spans = world_model_spans(text);
+  if (spans.size() != models.size()) return;
+  std::map<std::string, std::vector<std::size_t>> twins;
+  for (std::size_t k = 0; k < models.size(); ++k) {
+    const Element& m = *models[k];
+    const auto name = m.attribute("name");
+    const Element* pose = nullptr;
+    for (const auto& c : m.children()) {
+      if (c->name() == "pose") pose = c.get();
+    }
+    if (!name || name->empty() || referenced(*name) || has_descendant(m, "include")) continue;
+    if (pose && ((pose->attribute("relative_to") && *pose->attribute("relative_to") != "world") ||
+                 pose->attribute("degrees") || pose->attribute("rotation_format"))) {
+      continue;
+    }
+    std::string key;
+    shape_key(m, true, key);
+    twins[key].push_back(k);
+  }
+  const std::string version = root.attribute("version").value_or("1.9");
+  int group = 0;
+  for (const auto& [key, ks] : twins) {
+    if (ks.size() < kTwinsToInstance) continue;
+    const auto [from, to] = spans[ks.front()];
+    // The first twin at its own lines: its elements carry the world file's line numbers.
+    const int line = models[ks.front()]->line();
+    std::string doc = "<sdf version='" + version + "'>";
+    doc.append(static_cast<std::size_t>(std::max(0, line - 1)), '\n');
+    doc += text.substr(from, to - from);
+    doc += "</sdf>";
+    for (std::size_t k : ks) {
+      const Element& m = *models[k];
+      Instance in;
+      for (const auto& c : world->children()) {
+        if (c.get() == &m) in.include = c;
+      }
+      in.name = *m.attribute("name");
+      in.pose = ignition::math::Pose3d::Zero;
+      for (const auto& c : m.children()) {
+        if (c->name() != "pose") continue;
+        try {
+          in.pose = c->value<ignition::math::Pose3d>();
+        } catch (const Error&) {
+          in.pose.reset();
+        }
+      }
+      if (!in.pose) continue;  // libsdformat reports it where it is
+      in.group = group;
+      in.dom_bytes = dom_bytes_of(m);
+      if (k == ks.front()) in.text = doc;
+      for (std::size_t i = spans[k].first; i < spans[k].second; ++i) {
+        if (text[i] != '\n') text[i] = ' ';
+      }
+      out.push_back(std::move(in));
+    }
+    ++group;
+  }
+  // In document order (the first twin of each shape comes first, as it must: it is parsed).
+  std::stable_sort(out.begin(), out.end(), [](const Instance& a, const Instance& b) {
+    return a.include->line() < b.include->line();
+  });
+}
+
+// Decides which includes (and inline models) to instance and blanks them out of `text`.
 std::vector<Instance> plan_instances(const detail::Sources& sources, const fs::path& base_dir,
                                      std::string& text) {
   if (sources.files().empty()) return {};
@@ -361,7 +530,6 @@ std::vector<Instance> plan_instances(const detail::Sources& sources, const fs::p
   std::vector<std::pair<std::shared_ptr<const Element>, const Element*>> includes;
   collect_includes(root, nullptr, includes);
   const auto spans = include_spans(text);
-  if (includes.empty() || spans.size() != includes.size()) return {};
   std::vector<std::string> refs;
   collect_references(*root, false, refs);
   auto referenced = [&](const std::string& n) {
@@ -373,6 +541,8 @@ std::vector<Instance> plan_instances(const detail::Sources& sources, const fs::p
     return false;
   };
   std::vector<Instance> out;
+  plan_inline_models(*root, text, referenced, out);
+  if (spans.size() != includes.size()) return out;
   for (std::size_t k = 0; k < includes.size(); ++k) {
     const auto& [inc, parent] = includes[k];
     if (!parent || parent->name() != "world") continue;
@@ -443,13 +613,29 @@ std::unique_ptr<::sdf::Root> parse_model_file(const fs::path& file, const detail
 }
 
 void spawn_instances(const std::vector<Instance>& instances, detail::Sources& sources,
-                     detail::Walker& walker, ecs::Registry& registry, ecs::Entity world,
-                     WorldDescription& d) {
+                     const fs::path& base_dir, detail::Walker& walker, ecs::Registry& registry,
+                     ecs::Entity world, WorldDescription& d) {
   std::map<std::string, std::unique_ptr<::sdf::Root>> parsed;
   for (const Instance& in : instances) {
     throw_if_interrupted("loading " + d.file);
-    auto& root = parsed[in.file.string()];
-    if (!root) {
+    auto& root = parsed[in.group >= 0 ? "\n" + std::to_string(in.group) : in.file.string()];
+    if (!root && in.group >= 0) {  // an inline model's first twin
+      ::sdf::Errors errors;
+      std::string console;
+      root = std::make_unique<::sdf::Root>();
+      {
+        ConsoleCapture capture;
+        errors = root->LoadSdfString(in.text, parser_config(sources, base_dir));
+        console = capture.text();
+      }
+      throw_if_unusable(errors, d.file, console, sources);
+      sdformat_errors(errors, sources, walker, d);
+      console_findings(console, sources, d);
+      if (!root->Model()) {
+        throw UnreadableWorld(
+            d.file, fmt::format("line {}: the <model> did not parse as one", in.include->line()));
+      }
+    } else if (!root) {
       ::sdf::Errors errors;
       std::string console;
       root = parse_model_file(in.file, sources, errors, console);
@@ -463,13 +649,16 @@ void spawn_instances(const std::vector<Instance>& instances, detail::Sources& so
     if (registry.child_by_name(world, name) != ecs::kNullEntity) {
       d.findings.error(file, line, "",
                        "duplicate name '" + name +
-                           "': <include> names a model like a sibling "
-                           "in <world>; names must be unique among siblings");
+                           (in.group >= 0 ? "': a <model> in <world> has the name of a sibling"
+                                          : "': <include> names a model like a sibling in "
+                                            "<world>") +
+                           "; names must be unique among siblings");
       continue;
     }
     const ecs::Entity e =
         walker.model(m, world, {}, in.pose.value_or(m.RawPose()), name, in.is_static);
     ++d.instanced;
+    if (in.group >= 0) continue;  // its own <plugin>s are the model's (the walker's)
     for (const Element* p : in.include->children("plugin")) {
       PluginDecl decl;
       decl.entity = e;
@@ -499,7 +688,13 @@ void check_dom_memory(const detail::Sources& sources, const std::string& file,
   if (sources.files().empty()) return;
   double bytes = sources.dom_bytes(sources.files().front());
   std::map<std::string, int> uses;
-  for (const auto& in : instances) ++uses[in.file.string()];
+  for (const auto& in : instances) {
+    if (in.group < 0) {
+      ++uses[in.file.string()];
+    } else if (in.text.empty()) {
+      bytes -= in.dom_bytes;  // an inline twin: parsed once, with the first
+    }
+  }
   for (const auto& [f, n] : uses) bytes -= (n - 1) * sources.dom_bytes(f);
   const MemoryBudget budget = memory_budget();
   if (bytes > static_cast<double>(budget.bytes)) {
@@ -557,7 +752,7 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
   walker.world(*root.WorldByIndex(0), world);
   sdformat_errors(errors, sources, walker, d);
   console_findings(console, sources, d);
-  spawn_instances(instances, sources, walker, registry, world, d);
+  spawn_instances(instances, sources, base_dir, walker, registry, world, d);
   d.files = sources.files();
   return d;
 }
