@@ -82,20 +82,22 @@ world_with() {  # world_with FILE BODY
 mesh_world() {  # mesh_world FILE MESH_URI
   world_with "$1" "<model name='m'><pose>0 0 1 0 0 0</pose><link name='l'><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial><collision name='c'><geometry><mesh><uri>$2</uri></mesh></geometry></collision></link></model>"
 }
-boxes_world() {  # boxes_world FILE N: N moving boxes (a load of several seconds)
+boxes_world() {  # boxes_world FILE N: N different moving boxes on the ground (identical ones
+  # would be parsed once: a load of several seconds)
   {
     echo "<?xml version='1.0'?><sdf version='1.9'><world name='boxes'>"
+    echo "<model name='ground'><static>true</static><link name='l'><collision name='c'><geometry><plane><normal>0 0 1</normal></plane></geometry></collision></link></model>"
     for i in $(seq 1 "$2"); do
-      echo "<model name='b$i'><pose>$((i % 25)) $((i / 25)) 0.5 0 0 0</pose><link name='l'><inertial><mass>1</mass><inertia><ixx>0.16</ixx><iyy>0.16</iyy><izz>0.16</izz></inertia></inertial><collision name='c'><geometry><box><size>0.4 0.4 0.4</size></box></geometry></collision></link></model>"
+      echo "<model name='b$i'><pose>$((i % 25)) $((i / 25)) 0.25 0 0 0</pose><link name='l'><inertial><mass>1</mass><inertia><ixx>0.16</ixx><iyy>0.16</iyy><izz>0.16</izz></inertia></inertial><collision name='c'><geometry><box><size>0.4 0.4 0.4$i</size></box></geometry></collision></link></model>"
     done
     echo "</world></sdf>"
   } >"$1"
 }
-spheres_world() {  # spheres_world FILE N
+spheres_world() {  # spheres_world FILE N: N different spheres (identical ones are parsed once)
   {
     echo "<?xml version='1.0'?><sdf version='1.9'><world name='spheres'>"
     for i in $(seq 1 "$2"); do
-      echo "<model name='s$i'><pose>$((i % 100)) $((i / 100)) 0.5 0 0 0</pose><link name='l'><inertial><mass>1</mass><inertia><ixx>0.016</ixx><iyy>0.016</iyy><izz>0.016</izz></inertia></inertial><collision name='c'><geometry><sphere><radius>0.2</radius></sphere></geometry></collision></link></model>"
+      echo "<model name='s$i'><pose>$((i % 100)) $((i / 100)) 0.5 0 0 0</pose><link name='l'><inertial><mass>1</mass><inertia><ixx>0.016</ixx><iyy>0.016</iyy><izz>0.016</izz></inertia></inertial><collision name='c'><geometry><sphere><radius>0.2$i</radius></sphere></geometry></collision></link></model>"
     done
     echo "</world></sdf>"
   } >"$1"
