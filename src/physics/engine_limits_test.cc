@@ -171,15 +171,17 @@ TEST(EngineLimits, AWorldThatCannotStepIsRefusedAtBuild) {
               ThrowsMessage<Error>(HasSubstr("its first step (tried before the world runs)")));
 }
 
+// The buffers are sized from the contacts that can occur (mjcf_builder.cc): 60 boxes in a row,
+// each touching its neighbours, need room for 952 (8 per pair of boxes whose bounding spheres
+// come within 0.1 m: neighbours and next neighbours, + 16) and do not fit 64 MiB.
 TEST(EngineLimits, MemoryIsEstimatedAndRefusedBeforeItIsAllocated) {
   TestWorld w;
-  for (int i = 0; i < 200; ++i)
-    w.box("b" + std::to_string(i), {double(i), 0, 1}, {0.1, 0.1, 0.1}, 1);
+  for (int i = 0; i < 60; ++i) w.box("b" + std::to_string(i), {0.1 * i, 0, 1}, {0.1, 0.1, 0.1}, 1);
   setenv("KESTREL_MEMORY_LIMIT", "64M", 1);
   EXPECT_THAT([&] { w.start(); },
               ThrowsMessage<Error>(::testing::AllOf(
                   HasSubstr("not enough memory for this world's physics"),
-                  HasSubstr("816 contacts"), HasSubstr("KESTREL_MEMORY_LIMIT=64M"))));
+                  HasSubstr("952 contacts"), HasSubstr("KESTREL_MEMORY_LIMIT=64M"))));
   unsetenv("KESTREL_MEMORY_LIMIT");
 }
 

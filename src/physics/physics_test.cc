@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kestrel/components/physics_islands.h"
+#include "physics/mujoco/island.h"
 #include "physics/pose_math.h"
 #include "physics/test_worlds.h"
 
@@ -510,6 +511,53 @@ TEST(Physics, IslandResultsDoNotDependOnTheThreadCount) {
   EXPECT_THAT([&] { bad.start("<plugin><threads>0</threads></plugin>"); },
               ::testing::ThrowsMessage<Error>(::testing::HasSubstr(
                   "Physics: <threads> must be a whole number from 1 to 256, found '0'")));
+}
+
+// Contact buffers are sized from the contacts that can occur at the build's state (12 boxes
+// apart, 0.3 m above the ground: none, room for 16) and doubled when a step fills them (they
+// land: 4 each, then pushed into one row, on each other too): no error, and the same poses as
+// an engine with room from the start.
+TEST(Physics, ContactBuffersGrowOnDemandAndCarryTheState) {
+  auto run = [](int room, std::size_t* contacts) {
+    TestWorld w;
+    const auto ground = w.ground();
+    std::vector<ecs::Entity> links;
+    for (int i = 0; i < 12; ++i) {
+      links.push_back(link_of(
+          w.r(), w.box("b" + std::to_string(i), {0.4 * i, 0.01 * i, 0.4}, {0.2, 0.2, 0.2}, 1.0)));
+    }
+    auto engine = make_mujoco_engine_with_room(room);
+    engine->build(w.r(), w.world());
+    for (ecs::Entity l : links) w.r().add<c::ExternalWorldWrenchCmd>(l);
+    for (int k = 0; k < 1500; ++k) {
+      for (std::size_t i = 0; i < links.size(); ++i) {
+        w.r().get<c::ExternalWorldWrenchCmd>(links[i]).force = Vector3d(i < 6 ? 15 : -15, 0, 0);
+      }
+      engine->step(Duration{1'000'000}, w.r());
+    }
+    const std::size_t on_ground =
+        w.r()
+            .get<c::Contacts>(w.r().child_by_name(link_of(w.r(), ground), "collision"))
+            .points.size();
+    std::size_t on_boxes = 0;
+    std::vector<Pose3d> poses;
+    for (ecs::Entity l : links) {
+      on_boxes += w.r().get<c::Contacts>(w.r().child_by_name(l, "collision")).points.size();
+      poses.push_back(w.r().get<c::WorldPose>(l).value);
+    }
+    *contacts = on_ground + (on_boxes - on_ground) / 2;
+    return poses;
+  };
+  std::size_t grown_contacts = 0, roomy_contacts = 0;
+  const auto grown = run(0, &grown_contacts);
+  const auto roomy = run(1000, &roomy_contacts);
+  EXPECT_GE(grown_contacts, 12u * 4) << "more contacts than the build's room (16)";
+  EXPECT_EQ(grown_contacts, roomy_contacts);
+  ASSERT_EQ(grown.size(), roomy.size());
+  for (std::size_t i = 0; i < grown.size(); ++i) {
+    EXPECT_NEAR((grown[i].Pos() - roomy[i].Pos()).Length(), 0, 1e-12) << "box " << i;
+  }
+  EXPECT_LT(grown[5].Pos().X() - grown[0].Pos().X(), 5 * 0.2 + 0.02) << "pushed into a row";
 }
 
 TEST(Physics, IslandsRefuseCommandsNothingSimulatesAndResetExactly) {

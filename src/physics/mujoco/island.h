@@ -53,6 +53,10 @@ class IslandEngine : public PhysicsEngine {
       const = 0;
 };
 
+/// The whole-world engine with room for `extra_contacts` more contacts from the start than can
+/// occur at the build's state (tests compare it with an engine that grows its buffers).
+std::unique_ptr<PhysicsEngine> make_mujoco_engine_with_room(int extra_contacts);
+
 /// `models`: top-level moving models, sorted.
 std::unique_ptr<IslandEngine> make_mujoco_island(std::vector<ecs::Entity> models);
 

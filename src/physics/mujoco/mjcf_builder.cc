@@ -61,11 +61,15 @@ Quaterniond z_onto(Vector3d n) {
 // MuJoCo's own default, 5 (njmax + nv)², has no body-pair term: 400 static spheres, each a
 // body welded to the world, overflow it in the broadphase ("Stack overflow"); and its njmax²
 // term (efc_AR is in mjData's buffer, not on the stack) makes large swarms need gigabytes.
+}  // namespace
+
 std::int64_t stack_size(std::int64_t nbody, std::int64_t ngeom, std::int64_t nv,
                         std::int64_t njmax) {
   return nbody * (nbody - 1) / 2 + 16 * nbody + 4 * njmax * nv + 8 * njmax + 5 * nv * nv + 64 * nv +
          32 * njmax + 64 * nbody + 20 * ngeom + 4096;
 }
+
+namespace {
 
 struct LinkInfo {
   ecs::Entity link = ecs::kNullEntity;
@@ -292,11 +296,16 @@ class Builder {
     }
     combine_friction_as_gazebo();
 
-    // Contact buffers: ~4 contacts per moving geom (a box on a plane makes 4), rows per
-    // contact from the friction pyramid; memory grows with njmax² (see README).
-    const int nconmax = 4 * moving_geoms_ + 16;
+    // Contact buffers: room for the contacts that can occur at the current state (pairs of
+    // geoms whose bounding spheres, grown by kPairMargin, overlap, or that reach a plane; 8
+    // contacts for two boxes, 1 when a sphere or an ellipsoid is involved, 4 otherwise), rows
+    // per contact from the friction pyramid; memory grows with njmax² (see README). The engine
+    // doubles them when a step fills them (mujoco_engine.cc, grow()).
+    const int nconmax = contacts_that_can_occur() + 16 + options_.extra_contacts;
     const int rows = torsional_ ? 6 : 4;
     const int njmax = nconmax * rows + constraint_rows_ + 16;
+    out_.rows_per_contact = rows;
+    out_.extra_rows = constraint_rows_ + 16;
     size_el_->SetAttribute("nconmax", nconmax);
     size_el_->SetAttribute("njmax", njmax);
     out_.nconmax = nconmax;
@@ -542,7 +551,82 @@ class Builder {
       li.has_geoms = true;
       if (li.dynamic) ++moving_geoms_;
       out_.geoms.push_back(g);
+      note_bound(g, geo->shape, li, X_LG);
     }
+  }
+
+  // Where a geom is now (its link's current world pose) and how far it reaches, for the
+  // contact estimate: a bounding sphere, or a plane's point and normal.
+  void note_bound(ecs::Entity g, const decltype(c::Geometry::shape)& s, const LinkInfo& li,
+                  const Pose3d& X_LG) {
+    GeomBound b;
+    b.top = li.top_model;
+    b.link = li.link;
+    b.dynamic = li.dynamic;
+    b.self_collide = li.self_collide;
+    const auto* surf = r_.try_get<c::Surface>(g);
+    if (surf && surf->collide_bitmask == 0) return;  // collides with nothing
+    const Pose3d X_WG = compose(world_pose_of(r_, li.link), X_LG);
+    b.c = X_WG.Pos();
+    if (auto* bx = std::get_if<c::BoxShape>(&s)) {
+      b.r = 0.5 * bx->size.Length();
+      b.box = true;
+    } else if (auto* sp = std::get_if<c::SphereShape>(&s)) {
+      b.r = sp->radius;
+      b.round = true;
+    } else if (auto* cy = std::get_if<c::CylinderShape>(&s)) {
+      b.r = std::hypot(cy->radius, cy->length / 2);
+    } else if (auto* ca = std::get_if<c::CapsuleShape>(&s)) {
+      b.r = ca->radius + ca->length / 2;
+    } else if (auto* e = std::get_if<c::EllipsoidShape>(&s)) {
+      b.r = std::max({e->radii.X(), e->radii.Y(), e->radii.Z()});
+      b.round = true;
+    } else if (auto* pl = std::get_if<c::PlaneShape>(&s)) {
+      b.plane = true;
+      b.n = X_WG.Rot().RotateVector(pl->normal.Normalized());
+    } else if (auto* me = std::get_if<c::MeshShape>(&s)) {
+      b.r = mesh_radius_.count(g) ? mesh_radius_[g] : 1e300;
+      (void)me;
+    }
+    bounds_.push_back(b);
+  }
+
+  // Contacts MuJoCo can find at the current state (see emit): every pair of geoms of which one
+  // moves, that MuJoCo does not exclude (same link; links of one model unless both
+  // self-collide), whose bounding spheres grown by kPairMargin overlap or that reach a plane.
+  int contacts_that_can_occur() const {
+    auto per_pair = [](const GeomBound& a, const GeomBound& b) {
+      return a.box && b.box ? 8 : a.round || b.round ? 1 : 4;
+    };
+    auto excluded = [](const GeomBound& a, const GeomBound& b) {
+      return a.link == b.link || (!a.dynamic && !b.dynamic) ||
+             (a.top == b.top && a.top != ecs::kNullEntity && !(a.self_collide && b.self_collide));
+    };
+    std::int64_t n = 0;
+    std::vector<const GeomBound*> solids;
+    for (const auto& b : bounds_) {
+      if (!b.plane) solids.push_back(&b);
+    }
+    for (const auto& p : bounds_) {
+      if (!p.plane) continue;
+      for (const GeomBound* s : solids) {
+        if (!excluded(p, *s) && (s->c - p.c).Dot(p.n) <= s->r + kPairMargin) n += per_pair(p, *s);
+      }
+    }
+    std::sort(solids.begin(), solids.end(), [](const GeomBound* a, const GeomBound* b) {
+      return a->c.X() - a->r < b->c.X() - b->r;
+    });
+    for (std::size_t i = 0; i < solids.size(); ++i) {
+      const GeomBound& a = *solids[i];
+      for (std::size_t j = i + 1; j < solids.size(); ++j) {
+        const GeomBound& b = *solids[j];
+        if (b.c.X() - b.r > a.c.X() + a.r + 2 * kPairMargin) break;
+        if (!excluded(a, b) && (a.c - b.c).Length() <= a.r + b.r + 2 * kPairMargin) {
+          n += per_pair(a, b);
+        }
+      }
+    }
+    return static_cast<int>(std::min<std::int64_t>(n, std::numeric_limits<int>::max() / 64));
   }
 
   // Sets type, size, pos, quat. Returns false when the shape cannot be simulated.
@@ -646,6 +730,8 @@ class Builder {
       if (!native) return false;
     } else {
       plausible_extent(g, mesh::bounds(tri), li);
+      const auto mb = mesh::bounds(tri);
+      mesh_radius_[g] = std::max(mb.min.Length(), mb.max.Length());
     }
     issue(Severity::kWarning, g,
           "mesh collision uses the mesh's convex hull (MuJoCo collides convex meshes only)");
@@ -805,6 +891,15 @@ class Builder {
   tinyxml2::XMLElement* assets_ = nullptr;
   double dt_ = 1e-3;
   int moving_geoms_ = 0;
+  struct GeomBound {
+    Vector3d c, n;  // centre (a plane: a point of it, and its normal)
+    double r = 0;   // bounding radius
+    bool plane = false, box = false, round = false, dynamic = false, self_collide = false;
+    ecs::Entity top = ecs::kNullEntity, link = ecs::kNullEntity;
+  };
+  std::vector<GeomBound> bounds_;
+  std::unordered_map<ecs::Entity, double> mesh_radius_;  // a mesh's reach from its origin [m]
+  static constexpr double kPairMargin = 0.05;            // [m]
   int constraint_rows_ = 0;
   bool torsional_ = false;
   std::vector<std::pair<tinyxml2::XMLElement*, double>> geom_mu_;  // every geom and its μ

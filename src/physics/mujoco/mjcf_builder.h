@@ -62,6 +62,8 @@ struct MjcfModel {
   std::vector<ModelRecord> models;  // parents before children
   std::vector<PhysicsIssue> issues;
   int njmax = 0, nconmax = 0;  // MuJoCo's constraint rows and contacts
+  int rows_per_contact = 4;    // njmax = nconmax × rows_per_contact + extra_rows
+  int extra_rows = 0;          // joint limits and friction, and a margin
   int moving_geoms = 0;        // collision geoms on moving bodies
   int dofs = 0;                // degrees of freedom (MuJoCo's nv)
   std::int64_t nstack = 0;     // MuJoCo stack entries Kestrel sets (<size nstack>), if <= INT_MAX
@@ -77,7 +79,14 @@ struct BuildOptions {
   /// one) are built; sorted. nullptr: everything. A joint directly under the world belongs to
   /// the island of its child link's model.
   const std::vector<ecs::Entity>* island = nullptr;
+  /// Room for this many contacts more than can occur at the current state (tests).
+  int extra_contacts = 0;
 };
+
+/// MuJoCo 2.2's stack (in mjtNum) Kestrel sets for a model of nbody bodies (the world
+/// included), ngeom geoms, nv degrees of freedom and njmax constraint rows (mjcf_builder.cc).
+std::int64_t stack_size(std::int64_t nbody, std::int64_t ngeom, std::int64_t nv,
+                        std::int64_t njmax);
 
 /// Builds MJCF for every entity under `world`. Problems are collected in `issues`; the caller
 /// throws if any is an error.

@@ -216,6 +216,14 @@ struct ModelRefs {
   c::WorldPose* world_pose;
   c::Pose* pose;
 };
+// What MuJoCo's data is sized by (contacts, rows, stack) and the model's counts.
+struct Sizes {
+  int njmax = 0, nconmax = 0, dofs = 0, moving_geoms = 0;
+  std::size_t nbody = 0, ngeom = 0;
+  std::int64_t nstack = 0;
+  int rows_per_contact = 4, extra_rows = 0;
+};
+
 struct JointRefs {
   c::JointPosition* position;
   c::JointVelocity* velocity;
@@ -226,8 +234,8 @@ class MujocoEngine final : public IslandEngine {
  public:
   // The whole world (islanded = false), or an island: only the moving parts of `members`
   // (sorted top-level models) and every static model (see make_mujoco_island).
-  MujocoEngine(bool islanded, std::vector<ecs::Entity> members)
-      : islanded_(islanded), members_(std::move(members)) {
+  MujocoEngine(bool islanded, std::vector<ecs::Entity> members, int extra_contacts = 0)
+      : islanded_(islanded), members_(std::move(members)), extra_contacts_(extra_contacts) {
     mujoco::install_handlers();
   }
 
@@ -329,12 +337,14 @@ class MujocoEngine final : public IslandEngine {
     mujoco::BuildOptions opts;
     opts.reference_poses = &carried.reference;
     opts.island = islanded_ ? &members_ : nullptr;
+    opts.extra_contacts = extra_contacts_;
     mujoco::MjcfModel mjcf = mujoco::build_mjcf(r, world, opts);
     mujoco::throw_on_errors(mjcf.issues);
-    check_memory(mjcf);
-    ModelPtr m = load(r, mjcf);
+    Sizes sizes = sizes_of(mjcf);
+    check_memory(sizes);
+    ModelPtr m = load(r, mjcf, sizes);
     DataPtr d(call(mj_makeData, static_cast<const mjModel*>(m.get())));
-    if (!d) throw too_big(mjcf, take_warnings());
+    if (!d) throw too_big(sizes, take_warnings());
     Mapping mp = map(r, mjcf, m.get());
 
     for (const Body& b : mp.bodies) {
@@ -360,6 +370,7 @@ class MujocoEngine final : public IslandEngine {
     }
 
     guarded(r, m.get(), d.get(), "computing the initial state", mj_step1);
+    while (buffers_full(d.get())) d = grow(r, m.get(), d.get(), sizes);
     check_warnings(r, m.get(), d.get(), mp, "at build");
     trial_step(r, mp, m.get(), d.get());
 
@@ -367,6 +378,8 @@ class MujocoEngine final : public IslandEngine {
     m_ = std::move(m);
     d_ = std::move(d);
     map_ = std::move(mp);
+    sizes_ = sizes;
+    grow_pending_ = false;
     issues_ = std::move(mjcf.issues);
     xml_ = std::move(mjcf.xml);
     forget_wrenches();
@@ -382,12 +395,19 @@ class MujocoEngine final : public IslandEngine {
                      static_cast<const mjModel*>(m0_.get()), static_cast<const mjData*>(d_.get())));
       if (!m0_ || !d0_) throw Error(r.describe(world_), "MuJoCo: cannot copy the model for reset");
       map0_ = map_;
+      sizes0_ = sizes_;
       xml0_ = xml_;
       issues0_ = issues_;
     }
   }
 
   void step(Duration dt, ecs::Registry& r) override {
+    if (grow_pending_) {  // the last step's collision filled a buffer
+      d_ = grow(r, m_.get(), d_.get(), sizes_);
+      grow_pending_ = false;
+      forget_wrenches();
+      velocity_pending_ = false;  // grow() ran all of mj_step1
+    }
     mjModel* m = m_.get();
     mjData* d = d_.get();
     dt_ = to_seconds(dt);
@@ -396,7 +416,17 @@ class MujocoEngine final : public IslandEngine {
     // commands
     const int changed = apply_commands(r);
     // re-kinematics after teleports
-    if (changed & kPosChanged) guarded(r, m, d, "a step", phase_position);
+    if (changed & kPosChanged) {
+      guarded(r, m, d, "a step", phase_position);
+      if (buffers_full(d)) {  // a teleport into contacts: grown now, this step needs them
+        wrenches_keep_.assign(d->xfrc_applied, d->xfrc_applied + 6 * m->nbody);
+        qfrc_keep_.assign(d->qfrc_applied, d->qfrc_applied + m->nv);
+        d_ = grow(r, m, d, sizes_);
+        d = d_.get();
+        std::copy(wrenches_keep_.begin(), wrenches_keep_.end(), d->xfrc_applied);
+        std::copy(qfrc_keep_.begin(), qfrc_keep_.end(), d->qfrc_applied);
+      }
+    }
     // Body wrenches as generalized forces along each body's own chain (see wrenches_to_qfrc),
     // unless cfrc_int is wanted: mj_rnePostConstraint reads the wrenches from xfrc_applied.
     const bool wrenches = r.count<c::JointTransmittedWrench>() != 0;
@@ -421,6 +451,10 @@ class MujocoEngine final : public IslandEngine {
     // the rest to the next step. Both paths compute the same numbers.
     velocity_pending_ = (changed & kVelChanged) != 0;
     guarded(r, m, d, "a step", velocity_pending_ ? phase_integrate_half : phase_integrate);
+    if (buffers_full(d)) {  // grown before the next step uses the contacts
+      d->warning[mjWARN_CONTACTFULL].number = d->warning[mjWARN_CNSTRFULL].number = 0;
+      grow_pending_ = true;
+    }
     check_warnings(r, m, d, map_);
     read_state(/*all=*/full_read_, dt_);
     full_read_ = false;
@@ -437,6 +471,8 @@ class MujocoEngine final : public IslandEngine {
     mark_static_geoms();
     velocity_pending_ = false;  // d0_ was taken after a full mj_step1
     map_ = map0_;
+    sizes_ = sizes0_;
+    grow_pending_ = false;
     xml_ = xml0_;
     issues_ = issues0_;
     add_state_components(r);
@@ -457,7 +493,7 @@ class MujocoEngine final : public IslandEngine {
   // Compiles the MJCF with its meshes (read through the VFS). mj_loadXML is C++ (MuJoCo's XML
   // compiler) and reports its errors in `err`, never through mju_error; it is not called
   // through `call` (guard.h).
-  ModelPtr load(const ecs::Registry& r, const mujoco::MjcfModel& mjcf) const {
+  ModelPtr load(const ecs::Registry& r, const mujoco::MjcfModel& mjcf, const Sizes& sizes) const {
     struct VfsDeleter {
       void operator()(mjVFS* v) const {
         mj_deleteVFS(v);
@@ -504,7 +540,7 @@ class MujocoEngine final : public IslandEngine {
     char err[1000] = "";
     mjModel* m = mj_loadXML("kestrel.xml", vfs.get(), err, sizeof(err));
     const std::string warnings = take_warnings();
-    if (!m && std::strstr(err, "could not create mjData")) throw too_big(mjcf, warnings);
+    if (!m && std::strstr(err, "could not create mjData")) throw too_big(sizes, warnings);
     if (!m) throw rejected(r, mjcf, err);
     return ModelPtr(m);
   }
@@ -540,6 +576,52 @@ class MujocoEngine final : public IslandEngine {
     return r.describe(e);
   }
 
+  // What MuJoCo's data is sized by (mjcf_builder: the contacts that can occur at the build's
+  // state; doubled by grow()).
+  static Sizes sizes_of(const mujoco::MjcfModel& mjcf) {
+    Sizes s;
+    s.njmax = mjcf.njmax;
+    s.nconmax = mjcf.nconmax;
+    s.dofs = mjcf.dofs;
+    s.moving_geoms = mjcf.moving_geoms;
+    s.nbody = mjcf.bodies.size() + 1;
+    s.ngeom = mjcf.geoms.size();
+    s.nstack = mjcf.nstack;
+    s.rows_per_contact = mjcf.rows_per_contact;
+    s.extra_rows = mjcf.extra_rows;
+    return s;
+  }
+
+  // A collision filled the contact or constraint buffer: MuJoCo dropped what did not fit. Not
+  // an error: grow() doubles the buffers and makes the data again with the state it had, and
+  // its mj_step1 finds every contact at that state, so the next step solves exactly what a
+  // data with room from the start would have.
+  static bool buffers_full(const mjData* d) {
+    return d->warning[mjWARN_CONTACTFULL].number != 0 || d->warning[mjWARN_CNSTRFULL].number != 0;
+  }
+
+  DataPtr grow(const ecs::Registry& r, mjModel* m, const mjData* old, Sizes& sizes) const {
+    Sizes next = sizes;
+    next.nconmax = 2 * sizes.nconmax;
+    next.njmax = next.nconmax * sizes.rows_per_contact + sizes.extra_rows;
+    next.nstack = mujoco::stack_size(static_cast<std::int64_t>(next.nbody),
+                                     static_cast<std::int64_t>(next.ngeom), next.dofs, next.njmax);
+    check_memory(next);
+    m->nconmax = next.nconmax;
+    m->njmax = next.njmax;
+    m->nstack = static_cast<int>(next.nstack);
+    DataPtr d(call(mj_makeData, static_cast<const mjModel*>(m)));
+    if (!d) throw too_big(next, take_warnings());
+    d->time = old->time;
+    mju_copy(d->qpos, old->qpos, m->nq);
+    mju_copy(d->qvel, old->qvel, m->nv);
+    mju_copy(d->act, old->act, m->na);
+    mju_copy(d->qacc_warmstart, old->qacc_warmstart, m->nv);
+    guarded(r, m, d.get(), "the state again with larger contact buffers", mj_step1);
+    sizes = next;
+    return d;
+  }
+
   // The memory MuJoCo 2.2 will allocate for this model, before it does. Its data is one buffer
   // sized for the worst case (the constraint arrays for njmax rows: efc_AR and its int column
   // indices njmax², efc_J/efc_JT with their indices njmax × nv; contacts; per-object arrays)
@@ -549,10 +631,10 @@ class MujocoEngine final : public IslandEngine {
   struct Estimate {
     double data = 0, stack = 0;
   };
-  static Estimate estimate(const mujoco::MjcfModel& mjcf) {
+  static Estimate estimate(const Sizes& mjcf) {
     const double rows = mjcf.njmax, nv = mjcf.dofs, ncon = mjcf.nconmax;
-    const double nbody = static_cast<double>(mjcf.bodies.size()) + 1;
-    const double ngeom = static_cast<double>(mjcf.geoms.size());
+    const double nbody = static_cast<double>(mjcf.nbody);
+    const double ngeom = static_cast<double>(mjcf.ngeom);
     Estimate e;
     e.data = 12 * rows * rows + 24 * rows * nv + 8 * 32 * rows + 600 * ncon +
              8 * (40 * nv + 120 * nbody + 40 * ngeom) + 65536;
@@ -560,7 +642,7 @@ class MujocoEngine final : public IslandEngine {
     return e;
   }
 
-  void check_memory(const mujoco::MjcfModel& mjcf) const {
+  void check_memory(const Sizes& mjcf) const {
     const Estimate e = estimate(mjcf);
     constexpr double kIntMax = std::numeric_limits<int>::max();
     if (e.data > kIntMax) throw too_big(mjcf, "");
@@ -570,7 +652,7 @@ class MujocoEngine final : public IslandEngine {
           "and {} constraint rows need {} stack entries, over MuJoCo 2.2's limit of 2^31 (its "
           "count is a C int). Fewer bodies or moving collision geoms per world, or "
           "<kestrel:physics_islands/> (src/physics/README.md).",
-          mjcf.bodies.size() + 1, mjcf.dofs, mjcf.njmax, mjcf.nstack));
+          mjcf.nbody, mjcf.dofs, mjcf.njmax, mjcf.nstack));
     }
     const MemoryBudget budget = memory_budget();
     const double need = 2 * (e.data + e.stack);
@@ -589,11 +671,12 @@ class MujocoEngine final : public IslandEngine {
   // MuJoCo 2.2 sizes mjData's constraint arrays for njmax rows whether used or not (efc_AR is
   // njmax², efc_J and efc_JT njmax × nv, with int column indices) and counts its buffer's bytes
   // in an int: beyond 2 GiB it cannot create mjData at all.
-  static Error too_big(const mujoco::MjcfModel& mjcf, const std::string& warnings) {
+  static Error too_big(const Sizes& mjcf, const std::string& warnings) {
     const double gib = estimate(mjcf).data / (1u << 30);
     return Error(fmt::format(
-        "MuJoCo 2.2 cannot allocate this world's physics data: room for {} contacts "
-        "(4 per moving collision geom, {} of them) means {} constraint rows, and with {} degrees "
+        "MuJoCo 2.2 cannot allocate this world's physics data: room for {} contacts (those that "
+        "can occur now among {} moving collision geoms) means {} constraint rows, and with {} "
+        "degrees "
         "of freedom its data needs ~{:.1f} GiB, over MuJoCo 2.2's 2 GiB data "
         "limit{}. Fewer moving collision geoms or degrees of freedom per world (a make-swarm world "
         "of X3s fits up to ~600 vehicles).",
@@ -623,6 +706,8 @@ class MujocoEngine final : public IslandEngine {
     guarded(r, m, d, "a trial step", phase_acceleration);
     check_warnings(r, m, d, mp, context);
     guarded(r, m, d, "a trial step", phase_integrate);
+    // A full buffer at the trial's end is grown at the first step (grow()).
+    d->warning[mjWARN_CONTACTFULL].number = d->warning[mjWARN_CNSTRFULL].number = 0;
     check_warnings(r, m, d, mp, context);
     call(mj_resetData, m, d);
     std::copy(q.begin(), q.end(), d->qpos);
@@ -1297,6 +1382,9 @@ class MujocoEngine final : public IslandEngine {
     }
   }
 
+  Sizes sizes_, sizes0_;       // what d_ (d0_) is sized by
+  bool grow_pending_ = false;  // the last step filled a buffer: grow() before the next
+  std::vector<mjtNum> wrenches_keep_, qfrc_keep_;
   ModelPtr m_, m0_;
   DataPtr d_, d0_;
   Mapping map_, map0_;
@@ -1322,6 +1410,7 @@ class MujocoEngine final : public IslandEngine {
   // cleared by the Physics system.
   bool islanded_ = false;
   std::vector<ecs::Entity> members_;  // an island's top-level models, sorted
+  int extra_contacts_ = 0;            // room beyond the contacts that can occur (tests)
   std::vector<char> geom_static_;     // by MuJoCo geom id: on a body welded to the world
 };
 
@@ -1329,6 +1418,10 @@ class MujocoEngine final : public IslandEngine {
 
 std::unique_ptr<PhysicsEngine> make_mujoco_engine() {
   return std::make_unique<MujocoEngine>(false, std::vector<ecs::Entity>{});
+}
+
+std::unique_ptr<PhysicsEngine> make_mujoco_engine_with_room(int extra_contacts) {
+  return std::make_unique<MujocoEngine>(false, std::vector<ecs::Entity>{}, extra_contacts);
 }
 
 std::unique_ptr<IslandEngine> make_mujoco_island(std::vector<ecs::Entity> models) {
