@@ -41,6 +41,8 @@ struct RunArgs {
   std::optional<double> sitl_connect_timeout, sitl_answer_timeout;
   bool no_transport = false;
   std::optional<std::string> transport_ip;
+  bool no_render = false;
+  unsigned render_threads = 0;
 };
 
 // A one-line live status on a terminal, refreshed a few times a second from its own thread.
@@ -109,6 +111,8 @@ int run(const RunArgs& a) {
   ws.sitl_answer_timeout = a.sitl_answer_timeout;
   ws.transport = !a.no_transport;
   ws.transport_ip = a.transport_ip;
+  ws.render = !a.no_render;
+  ws.render_threads = a.render_threads;
   // Signals are blocked before loading: threads started while loading (transport's) inherit the
   // mask, so SIGINT/SIGTERM reach the server's watcher instead of killing the process.
   sim::Server server;
@@ -222,6 +226,12 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "Address transport binds to and announces (sets IGN_IP); default: IGN_IP if "
                   "set, else 127.0.0.1 so nothing leaves the machine")
       ->excludes(nt);
+  cmd->add_flag("--no-render", args->no_render,
+                "Skip the rendering sensors (cameras, depth cameras, lidars): they produce no "
+                "data; for batch runs that need no pixels");
+  cmd->add_option("--render-threads", args->render_threads,
+                  "Threads that render, the step thread included (default: one per core)")
+      ->check(CLI::Range(1u, 256u));
   cmd->callback([&selected, args] { selected = [args] { return run(*args); }; });
 }
 

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "cli/commands.h"
+#include "kestrel/components/camera.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/sitl.h"
 #include "kestrel/core/text.h"
@@ -104,6 +105,8 @@ LoadedWorld load_world(const WorldSettings& s) {
     runner->registry().add<components::SitlTimeouts>(
         runner->world(), components::SitlTimeouts{s.sitl_connect_timeout, s.sitl_answer_timeout});
   }
+  // Read by the rendering sensor systems at configure (components/camera.h).
+  runner->registry().set<components::RenderSettings>(runner->world(), {s.render, s.render_threads});
   runner->configure();
   return {std::move(runner), std::move(result.missing)};
 }

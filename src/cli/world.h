@@ -28,6 +28,8 @@ struct WorldSettings {
   std::optional<double> sitl_answer_timeout;   ///< --sitl-answer-timeout [s] (every bridge)
   bool transport = true;                       ///< topics and services (false: --no-transport)
   std::optional<std::string> transport_ip;     ///< --transport-ip (default: IGN_IP or 127.0.0.1)
+  bool render = true;                          ///< rendering sensors render (false: --no-render)
+  unsigned render_threads = 0;                 ///< --render-threads (0: one per core)
 };
 
 struct LoadedWorld {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kestrel/components/camera.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
@@ -79,8 +80,18 @@ c::Geometry geometry(const ::sdf::Geometry& g) {
 
 // Sensor types Kestrel has data handling for (systems may or may not be built yet).
 bool known_sensor_type(std::string_view t) {
-  for (std::string_view k : {"imu", "magnetometer", "air_pressure", "altimeter", "navsat", "gps",
-                             "air_speed", "contact", "force_torque"}) {
+  static constexpr std::string_view kKnown[] = {"imu",          "magnetometer",
+                                                "air_pressure", "altimeter",
+                                                "navsat",       "gps",
+                                                "air_speed",    "contact",
+                                                "force_torque", "camera",
+                                                "depth_camera", "depth",
+                                                "rgbd_camera",  "rgbd",
+                                                "gpu_lidar",    "gpu_ray",
+                                                "lidar",        "ray",
+                                                "cpu_lidar",    "logical_camera",
+                                                "segmentation", "segmentation_camera"};
+  for (std::string_view k : kKnown) {
     if (t == k) return true;
   }
   return false;
@@ -573,6 +584,7 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
       reg_.add<c::Material>(ve, c::Material{rgb(mat->Ambient()), rgb(mat->Diffuse()),
                                             rgb(mat->Specular()), v.Transparency()});
     }
+    plugins(v.Element(), ve);  // the Label system is declared in a <visual>
   }
   for (uint64_t i = 0; i < l.SensorCount(); ++i) sensor(*l.SensorByIndex(i), e, X_WL, l.Name());
   for (uint64_t i = 0; i < l.LightCount(); ++i) light(*l.LightByIndex(i), e, X_WL, l.Name());
@@ -816,6 +828,8 @@ void Walker::light(const ::sdf::Light& l, ecs::Entity parent, const Pose3d& X_WP
   data.attenuation_linear = l.LinearAttenuationFactor();
   data.attenuation_quadratic = l.QuadraticAttenuationFactor();
   reg_.add<c::Light>(e, data);
+  reg_.add<c::LightShading>(e, c::LightShading{l.Intensity(), l.SpotInnerAngle().Radian(),
+                                               l.SpotOuterAngle().Radian(), l.SpotFalloff()});
 }
 
 }  // namespace kestrel::sdf::detail

@@ -259,14 +259,14 @@ TEST(WorldLoader, ZeroJointAxisIsAnErrorAtItsLine) {
 
 TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {
   auto l = load(world(std::string(R"(<model name='m'><link name='a'>)") + kInertial +
-                      R"(<velocity_decay/><sensor name='s' type='logical_camera'/></link>
+                      R"(<velocity_decay/><sensor name='s' type='thermal_camera'/></link>
       </model><model name='d'><link name='a'>)" +
                       kInertial + R"(</link><link name='a'>)" + kInertial + R"(</link></model>
       <model name='p'><static>1</static><link name='l'><sensor name='x' type='imu'>
         <topic>__default__</topic></sensor></link></model>)"));
   const std::string m = messages(l->d);
   EXPECT_THAT(m, HasSubstr("test.sdf:2: [w::m::a] unsupported element <velocity_decay>"));
-  EXPECT_THAT(m, HasSubstr("sensor type 'logical_camera' is not supported"));
+  EXPECT_THAT(m, HasSubstr("sensor type 'thermal_camera' is not supported"));
   EXPECT_THAT(m, HasSubstr("duplicate name 'a'"));
   EXPECT_THAT(m, HasSubstr("placeholder value '__default__'"));
 }
@@ -447,6 +447,31 @@ TEST_F(IncludeTest, UriWithSurroundingWhitespaceIsTrimmed) {
   for (const char* name : {"b1", "b2", "b3"}) {
     EXPECT_NE(reg.child_by_name(w, name), ecs::kNullEntity) << name;
   }
+}
+
+// PX4's x500_depth: a model file merging a model that itself merges another (by model://).
+TEST_F(IncludeTest, NestedMergeIncludesResolveOnTheResourcePath) {
+  fs::create_directories(dir_ / "models" / "frame");
+  fs::create_directories(dir_ / "models" / "vehicle");
+  write(dir_ / "models" / "frame" / "model.config",
+        "<?xml version='1.0'?><model><name>frame</name><sdf version='1.9'>model.sdf</sdf></model>");
+  write(dir_ / "models" / "frame" / "model.sdf",
+        std::string("<?xml version='1.0'?><sdf version='1.9'><model name='frame'>"
+                    "<link name='base_link'>") +
+            kInertial + "</link></model></sdf>");
+  write(dir_ / "models" / "vehicle" / "model.config",
+        "<?xml version='1.0'?><model><name>vehicle</name><sdf version='1.9'>model.sdf</sdf>"
+        "</model>");
+  write(dir_ / "models" / "vehicle" / "model.sdf",
+        "<?xml version='1.0'?><sdf version='1.9'><model name='vehicle'><include merge='true'>"
+        "<uri>model://frame</uri></include></model></sdf>");
+  write(dir_ / "w.sdf", world(R"(<model name='v2'><include merge='true'><uri>model://vehicle</uri>
+    </include><include merge='true'><uri>model://box</uri></include></model>)"));
+  ecs::Registry reg;
+  const auto d = load(reg);
+  EXPECT_EQ(messages(d), "");
+  EXPECT_NE(reg.find_scoped("w::v2::base_link"), ecs::kNullEntity);
+  EXPECT_NE(reg.find_scoped("w::v2::l"), ecs::kNullEntity);
 }
 
 TEST_F(IncludeTest, RepeatedIncludesAreBuiltFromOneParse) {

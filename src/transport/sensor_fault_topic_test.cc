@@ -6,13 +6,18 @@
 #include <ignition/msgs/altimeter.pb.h>
 #include <ignition/msgs/contacts.pb.h>
 #include <ignition/msgs/fluid_pressure.pb.h>
+#include <ignition/msgs/image.pb.h>
 #include <ignition/msgs/imu.pb.h>
+#include <ignition/msgs/laserscan.pb.h>
+#include <ignition/msgs/logical_camera_image.pb.h>
 #include <ignition/msgs/magnetometer.pb.h>
 #include <ignition/msgs/navsat.pb.h>
 #include <ignition/msgs/wrench.pb.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <map>
 
 #include "sensors/common/test_sdf.h"
@@ -106,43 +111,21 @@ void add(Values& v, const msgs::Vector3d& m) { v.insert(v.end(), {m.x(), m.y(), 
 // Every message of the run, by topic and stamp.
 class Recorder {
  public:
-  explicit Recorder(Node& node) {
-    listen<msgs::IMU>(node, "/t/imu_a", [](const msgs::IMU& m, Values& v) {
-      add(v, m.linear_acceleration());
-      add(v, m.angular_velocity());
-      v.insert(v.end(), {m.orientation().w(), m.orientation().x(), m.orientation().y(),
-                         m.orientation().z()});
-    });
-    listen<msgs::Magnetometer>(
-        node, "/t/mag", [](const msgs::Magnetometer& m, Values& v) { add(v, m.field_tesla()); });
-    listen<msgs::FluidPressure>(node, "/t/baro", [](const msgs::FluidPressure& m, Values& v) {
-      v.push_back(m.pressure());
-    });
-    listen<msgs::Altimeter>(node, "/t/alt", [](const msgs::Altimeter& m, Values& v) {
-      v.insert(v.end(), {m.vertical_position(), m.vertical_velocity()});
-    });
-    // East, north, up from the origin [m] (first order in the offset: exact enough to compare
-    // two readings a few metres apart).
-    listen<msgs::NavSat>(node, "/t/gps", [](const msgs::NavSat& m, Values& v) {
-      double rm, rn;
-      radii(rm, rn);
-      v.insert(v.end(), {(m.longitude_deg() - kLon0) * kDeg * (rn + kH0) * std::cos(kLat0 * kDeg),
-                         (m.latitude_deg() - kLat0) * kDeg * (rm + kH0), m.altitude() - kH0});
-    });
-    listen<msgs::Wrench>(node, "/t/ft", [](const msgs::Wrench& m, Values& v) {
-      add(v, m.force());
-      add(v, m.torque());
-    });
-    listen<msgs::Contacts>(node, "/t/touch", [](const msgs::Contacts& m, Values& v) {
-      v.push_back(m.contact_size());
-      for (const auto& k : m.contact()) {
-        for (const auto& p : k.position()) add(v, p);
-        for (const auto& w : k.wrench()) add(v, w.body_1_wrench().force());
-      }
-    });
-  }
+  explicit Recorder(Node& node) : node_(&node) {}
   ~Recorder() {
     for (const auto& t : topics_) node_->Unsubscribe(t);
+  }
+  // Records `topic`'s messages as to_values(message, values) gives them.
+  template <class M, class F>
+  void listen(const std::string& topic, F to_values) {
+    topics_.push_back(topic);
+    std::function<void(const M&)> cb = [this, topic, to_values](const M& m) {
+      Values v;
+      to_values(m, v);
+      std::lock_guard lock(m_);
+      series_[topic][detail::from_msg(m.header().stamp()).count()] = std::move(v);
+    };
+    EXPECT_TRUE(node_->Subscribe(topic, cb)) << topic;
   }
   // Every topic has a message stamped at or after `t`.
   bool all_reached(Duration t) {
@@ -169,23 +152,47 @@ class Recorder {
   }
 
  private:
-  template <class M, class F>
-  void listen(Node& node, const std::string& topic, F to_values) {
-    node_ = &node;
-    topics_.push_back(topic);
-    std::function<void(const M&)> cb = [this, topic, to_values](const M& m) {
-      Values v;
-      to_values(m, v);
-      std::lock_guard lock(m_);
-      series_[topic][detail::from_msg(m.header().stamp()).count()] = std::move(v);
-    };
-    EXPECT_TRUE(node.Subscribe(topic, cb)) << topic;
-  }
   Node* node_ = nullptr;
   std::vector<std::string> topics_;
   std::mutex m_;
   std::map<std::string, Series> series_;
 };
+
+// The link sensors' topics of world().
+void listen_link_sensors(Recorder& rec) {
+  rec.listen<msgs::IMU>("/t/imu_a", [](const msgs::IMU& m, Values& v) {
+    add(v, m.linear_acceleration());
+    add(v, m.angular_velocity());
+    v.insert(v.end(),
+             {m.orientation().w(), m.orientation().x(), m.orientation().y(), m.orientation().z()});
+  });
+  rec.listen<msgs::Magnetometer>(
+      "/t/mag", [](const msgs::Magnetometer& m, Values& v) { add(v, m.field_tesla()); });
+  rec.listen<msgs::FluidPressure>(
+      "/t/baro", [](const msgs::FluidPressure& m, Values& v) { v.push_back(m.pressure()); });
+  rec.listen<msgs::Altimeter>("/t/alt", [](const msgs::Altimeter& m, Values& v) {
+    v.insert(v.end(), {m.vertical_position(), m.vertical_velocity()});
+  });
+  // East, north, up from the origin [m] (first order in the offset: exact enough to compare
+  // two readings a few metres apart).
+  rec.listen<msgs::NavSat>("/t/gps", [](const msgs::NavSat& m, Values& v) {
+    double rm, rn;
+    radii(rm, rn);
+    v.insert(v.end(), {(m.longitude_deg() - kLon0) * kDeg * (rn + kH0) * std::cos(kLat0 * kDeg),
+                       (m.latitude_deg() - kLat0) * kDeg * (rm + kH0), m.altitude() - kH0});
+  });
+  rec.listen<msgs::Wrench>("/t/ft", [](const msgs::Wrench& m, Values& v) {
+    add(v, m.force());
+    add(v, m.torque());
+  });
+  rec.listen<msgs::Contacts>("/t/touch", [](const msgs::Contacts& m, Values& v) {
+    v.push_back(m.contact_size());
+    for (const auto& k : m.contact()) {
+      for (const auto& p : k.position()) add(v, p);
+      for (const auto& w : k.wrench()) add(v, w.body_1_wrench().force());
+    }
+  });
+}
 
 constexpr Duration kFirstFault = std::chrono::milliseconds(1000);
 constexpr Duration kEnd = std::chrono::milliseconds(2600);
@@ -193,7 +200,8 @@ constexpr Duration kEnd = std::chrono::milliseconds(2600);
 // Runs `sdf` to kEnd with the transport systems, on partition `partition`, stepping on this
 // thread; returns every message from 0.9 s on. The subscriptions connect while the world steps
 // slowly (they must before kFirstFault); then it runs as fast as it can.
-std::map<std::string, Series> record(const std::string& sdf, const std::string& partition) {
+std::map<std::string, Series> record(const std::string& sdf, const std::string& partition,
+                                     const std::function<void(Recorder&)>& listen) {
   setenv("IGN_PARTITION", partition.c_str(), 1);
   configure_network(std::nullopt);
   const fs::path file =
@@ -209,6 +217,7 @@ std::map<std::string, Series> record(const std::string& sdf, const std::string& 
   runner.configure();
   Node node;
   Recorder rec(node);
+  listen(rec);
   while (!rec.all_connected()) {
     runner.step_once();
     if (runner.info().sim_time >= kFirstFault - std::chrono::milliseconds(100)) {
@@ -267,9 +276,12 @@ TEST(SensorFaultTopics, EveryFaultChangesWhatTheTopicCarriesAndRevertsExactly) {
       <fault time="1.4" duration="0.2" type="sensor_bias" sensor="pendulum::hinge::ft" bias="1 2 -3"/>
       <fault time="1.8" duration="0.2" type="sensor_noise" sensor="pendulum::hinge::ft" scale="4"/>)";
   const int pid = getpid();
-  auto a = record(world("gaussian", faults), "kestrel_faults_a_" + std::to_string(pid));
-  auto b = record(world("gaussian", ""), "kestrel_faults_b_" + std::to_string(pid));
-  auto c = record(world("none", ""), "kestrel_faults_c_" + std::to_string(pid));
+  auto a = record(world("gaussian", faults), "kestrel_faults_a_" + std::to_string(pid),
+                  listen_link_sensors);
+  auto b =
+      record(world("gaussian", ""), "kestrel_faults_b_" + std::to_string(pid), listen_link_sensors);
+  auto c =
+      record(world("none", ""), "kestrel_faults_c_" + std::to_string(pid), listen_link_sensors);
   ASSERT_FALSE(a.empty() || b.empty() || c.empty());
 
   std::map<std::string, Plan> plans;
@@ -335,6 +347,146 @@ TEST(SensorFaultTopics, EveryFaultChangesWhatTheTopicCarriesAndRevertsExactly) {
   EXPECT_NEAR(imu.at(1'390'000'000)[2], 9.81, 0.3);
   EXPECT_NEAR(imu.at(1'500'000'000)[2], 14.81, 0.3);
   EXPECT_NEAR(imu.at(1'700'000'000)[2], 9.81, 0.3);
+}
+
+// The rendering sensors on their topics: a camera, a depth camera, a segmentation camera, a
+// gpu_lidar, a lidar and a logical camera on a rig in a closed room, the Sensors, CpuLidar and
+// LogicalCamera systems declared as a Gazebo world declares them. Noise of `type` ("gaussian"
+// or "none").
+std::string rendering_world(const std::string& type, const std::string& faults) {
+  auto sensor = [](const std::string& name, const std::string& kind, const std::string& body) {
+    return sensors::testing::sensor_xml(name, kind, 100, body, "/t/" + name);
+  };
+  auto camera = [&](double sd) {
+    std::string b =
+        "<camera><horizontal_fov>1.2</horizontal_fov><image><width>32</width><height>24</height>"
+        "</image><clip><near>0.1</near><far>20</far></clip>";
+    if (type != "none" && sd > 0) {
+      b += "<noise><type>" + type + "</type><stddev>" + std::to_string(sd) + "</stddev></noise>";
+    }
+    return b + "</camera>";
+  };
+  std::string lidar =
+      "<lidar><scan><horizontal><samples>60</samples><min_angle>-3</min_angle><max_angle>3"
+      "</max_angle></horizontal></scan><range><min>0.1</min><max>30</max></range>";
+  if (type != "none") lidar += "<noise><type>" + type + "</type><stddev>0.02</stddev></noise>";
+  lidar += "</lidar>";
+  std::string w = R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
+    <physics type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
+    <scene><ambient>1 1 1 1</ambient><background>0 0 0 1</background></scene>
+    <plugin filename="gz-sim-sensors-system" name="gz::sim::systems::Sensors">
+      <render_engine>ogre2</render_engine></plugin>
+    <plugin filename="gz-sim-cpu-lidar-system" name="gz::sim::systems::CpuLidar"/>
+    <plugin filename="gz-sim-logical-camera-system" name="gz::sim::systems::LogicalCamera"/>
+    <plugin filename="kestrel-fault-injection-system" name="kestrel::systems::FaultInjection">)" +
+                  faults + "</plugin>";
+  const char* walls[][3] = {{"px", "3.5 0 2", "1 8 6"},     {"nx", "-3.5 0 2", "1 8 6"},
+                            {"py", "0 3.5 2", "8 1 6"},     {"ny", "0 -3.5 2", "8 1 6"},
+                            {"floor", "0 0 -0.5", "8 8 1"}, {"roof", "0 0 4.5", "8 8 1"}};
+  for (const auto& [name, pos, size] : walls) {
+    const std::string g = std::string("<geometry><box><size>") + size + "</size></box></geometry>";
+    w += std::string("<model name='") + name + "'><static>true</static><pose>" + pos +
+         " 0 0 0</pose><link name='l'><collision name='c'>" + g + "</collision><visual name='v'>" +
+         g + "<material><ambient>0.5 0.45 0.4 1</ambient></material></visual></link></model>";
+  }
+  w += "<model name='rig'><static>true</static><pose>0 0 1 0 0 0.3</pose><link name='l'>";
+  w += sensor("cam", "camera", camera(0.02));
+  w += sensor("depth", "depth_camera", camera(0.01));
+  w += sensor("seg", "segmentation", camera(0));
+  w += sensor("gpu", "gpu_lidar", lidar);
+  w += sensor("cpu", "lidar", lidar);
+  w += sensor("logical", "logical_camera",
+              "<logical_camera><near>0.1</near><far>5</far><horizontal_fov>1.2</horizontal_fov>"
+              "<aspect_ratio>1.33</aspect_ratio></logical_camera>");
+  return w + "</link></model></world></sdf>";
+}
+
+void listen_rendering_sensors(Recorder& rec) {
+  auto bytes = [](const msgs::Image& m, Values& v) {
+    for (const unsigned char b : m.data()) v.push_back(b);
+  };
+  rec.listen<msgs::Image>("/t/cam", bytes);
+  rec.listen<msgs::Image>("/t/depth", [](const msgs::Image& m, Values& v) {
+    v.resize(m.data().size() / 4);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      float f;
+      std::memcpy(&f, m.data().data() + 4 * i, 4);
+      v[i] = f;
+    }
+  });
+  rec.listen<msgs::Image>("/t/seg/labels_map", bytes);
+  auto ranges = [](const msgs::LaserScan& m, Values& v) {
+    v.assign(m.ranges().begin(), m.ranges().end());
+  };
+  rec.listen<msgs::LaserScan>("/t/gpu", ranges);
+  rec.listen<msgs::LaserScan>("/t/cpu", ranges);
+  rec.listen<msgs::LogicalCameraImage>(
+      "/t/logical", [](const msgs::LogicalCameraImage& m, Values& v) {
+        v.push_back(m.model_size());
+        for (const auto& k : m.model()) {
+          v.insert(v.end(), {k.pose().position().x(), k.pose().position().y()});
+        }
+      });
+}
+
+TEST(SensorFaultTopics, RenderingSensorsStopAndScaleTheirNoiseOnTheirTopics) {
+  std::string faults;
+  for (const char* s : {"cam", "depth", "seg", "gpu", "cpu", "logical"}) {
+    faults += std::string(R"(<fault time="1" duration="0.2" type="sensor_stop" sensor="rig::l::)") +
+              s + "\"/>";
+  }
+  for (const char* s : {"cam", "depth", "gpu", "cpu"}) {
+    faults += std::string(R"(<fault time="1.8" duration="0.2" type="sensor_noise" )") +
+              R"(scale="4" sensor="rig::l::)" + s + "\"/>";
+  }
+  const int pid = getpid();
+  auto a = record(rendering_world("gaussian", faults), "kestrel_rfaults_a_" + std::to_string(pid),
+                  listen_rendering_sensors);
+  auto b = record(rendering_world("gaussian", ""), "kestrel_rfaults_b_" + std::to_string(pid),
+                  listen_rendering_sensors);
+  auto c = record(rendering_world("none", ""), "kestrel_rfaults_c_" + std::to_string(pid),
+                  listen_rendering_sensors);
+  ASSERT_FALSE(a.empty() || b.empty() || c.empty());
+  // |(a − c) − 4 (b − c)| per value: 8-bit colours round each of a, b, c by half a level.
+  const std::map<std::string, double> noisy = {
+      {"/t/cam", 4.0}, {"/t/depth", 2e-5}, {"/t/gpu", 1e-9}, {"/t/cpu", 1e-9}};
+  for (const char* topic :
+       {"/t/cam", "/t/depth", "/t/seg/labels_map", "/t/gpu", "/t/cpu", "/t/logical"}) {
+    SCOPED_TRACE(topic);
+    const Series &sa = a[topic], &sb = b[topic], &sc = c[topic];
+    ASSERT_EQ(sb.size(), 171u);  // 0.9 .. 2.6 s at 100 Hz
+    ASSERT_EQ(sc.size(), sb.size());
+    const auto tol = noisy.find(topic);
+    int stopped = 0, scaled = 0, same = 0;
+    for (const auto& [stamp, vb] : sb) {
+      SCOPED_TRACE("stamp " + std::to_string(stamp) + " ns");
+      const auto found = sa.find(stamp);
+      if (kStopped.contains(stamp)) {
+        EXPECT_EQ(found, sa.end()) << "published while stopped";
+        stopped += found == sa.end();
+        continue;
+      }
+      ASSERT_NE(found, sa.end()) << "missing after the fault ended";
+      const Values& va = found->second;
+      const Values& vc = sc.at(stamp);
+      ASSERT_EQ(va.size(), vb.size());
+      if (tol == noisy.end() || !kScaled.contains(stamp)) {
+        ASSERT_EQ(va, vb);  // bit for bit, after the stop too (the noise did not shift)
+        ++same;
+        continue;
+      }
+      ASSERT_NE(vb, vc) << "no noise to scale";
+      for (std::size_t j = 0; j < va.size(); ++j) {
+        ASSERT_NEAR(va[j] - vc[j], 4 * (vb[j] - vc[j]), tol->second) << "value " << j;
+      }
+      ++scaled;
+    }
+    EXPECT_EQ(stopped, 20);  // (1.0, 1.2] s at 100 Hz
+    EXPECT_EQ(scaled, tol == noisy.end() ? 0 : 20);
+    EXPECT_GT(same, 120);
+  }
+  // The logical camera saw the wall ahead of it.
+  EXPECT_GE(b["/t/logical"].begin()->second.at(0), 1);
 }
 
 }  // namespace

@@ -5,6 +5,16 @@
 #include <net/if.h>
 #include <sys/socket.h>
 
+#include <ignition/msgs/camera_info.pb.h>
+#include <ignition/msgs/image.pb.h>
+#include <ignition/msgs/laserscan.pb.h>
+#include <ignition/msgs/pointcloud_packed.pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kestrel/components/camera.h"
 #include "transport/common_test.h"
 
 namespace kestrel::transport {
@@ -455,6 +465,138 @@ TEST_F(TransportTest, SensorReadingsArePublishedWhenTheirSequenceAdvances) {
       st->cv.wait_for(lock, std::chrono::seconds(30), [&] { return received(last + 1) > 0; }));
   EXPECT_EQ(received(last), 1);
   for (std::uint64_t k = 1; k <= last + 1; ++k) EXPECT_LE(received(k), 1) << "sample " << k;
+}
+
+// Writes readings with a growing sequence (write(seq)) until a message arrives on `topic`.
+template <class M>
+M receive(Node& node, sim::Runner& runner, const std::string& topic,
+          const std::function<void(sim::Runner&, std::uint64_t)>& write) {
+  struct State {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<M> got;
+  };
+  auto st = std::make_shared<State>();
+  std::function<void(const M&)> cb = [st](const M& m) {
+    std::lock_guard l(st->m);
+    st->got.push_back(m);
+    st->cv.notify_all();
+  };
+  Unsubscribe guard{&node, {topic}};
+  EXPECT_TRUE(node.Subscribe(topic, cb));
+  for (std::uint64_t seq = 1; seq < 300; ++seq) {
+    detail::on_step_thread<bool>(
+        runner,
+        [&, seq](sim::Runner& r) {
+          write(r, seq);
+          return true;
+        },
+        std::chrono::seconds(5));
+    std::unique_lock lock(st->m);
+    if (st->cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return !st->got.empty(); })) {
+      break;
+    }
+  }
+  std::lock_guard lock(st->m);
+  EXPECT_FALSE(st->got.empty()) << "nothing on " << topic;
+  return st->got.empty() ? M() : st->got.front();
+}
+
+TEST_F(TransportTest, CameraImagesInfoAndPointsAsGazeboPublishesThem) {
+  ecs::Entity cam = ecs::kNullEntity;
+  start(false, [&](sim::Runner& r) {
+    const auto box = r.registry().child_by_name(r.world(), "box");
+    cam = r.registry().create(r.registry().child_by_name(box, "body"));
+    r.registry().add<c::Name>(cam, "cam");
+    r.registry().add<c::CameraTopics>(
+        cam, c::CameraTopics{"/t/depth", "/t/camera_info", "", "/t/depth/points", ""});
+  });
+  auto write = [&](sim::Runner& r, std::uint64_t seq) {
+    c::CameraReading x;
+    x.sequence = seq;
+    x.stamp = Duration{seq * 1000};
+    x.frame_id = "cam_optical";
+    x.info = {2, 1, 10, 11, 1, 0.5, 0, -0.1, 0.01, 0.001, 0.002, -0.003, 10, 11, 1, 0.5, 0, 0};
+    x.image.width = 2, x.image.height = 1, x.image.format = c::PixelFormat::kRFloat32;
+    const float d[2] = {2.5f, std::numeric_limits<float>::infinity()};
+    x.image.data.resize(8);
+    std::memcpy(x.image.data.data(), d, 8);
+    x.points = {2.5f, 0.1f, 0.2f, d[1], d[1], d[1]};
+    x.point_rgb = {10, 20, 30, 0, 0, 0};
+    r.registry().set<c::CameraReading>(cam, x);
+  };
+  const auto img = receive<msgs::Image>(*node_, *runner_, "/t/depth", write);
+  EXPECT_EQ(img.width(), 2u);
+  EXPECT_EQ(img.step(), 8u);
+  EXPECT_EQ(img.pixel_format_type(), msgs::PixelFormatType::R_FLOAT32);
+  ASSERT_EQ(img.data().size(), 8u);
+  float got[2];
+  std::memcpy(got, img.data().data(), 8);
+  EXPECT_EQ(got[0], 2.5f);
+  EXPECT_TRUE(std::isinf(got[1]));
+  EXPECT_EQ(img.header().data(0).key(), "frame_id");
+  EXPECT_EQ(img.header().data(0).value(0), "cam_optical");
+  const auto info = receive<msgs::CameraInfo>(*node_, *runner_, "/t/camera_info", write);
+  ASSERT_EQ(info.intrinsics().k_size(), 9);
+  EXPECT_EQ(info.intrinsics().k(0), 10);
+  EXPECT_EQ(info.intrinsics().k(2), 1);
+  EXPECT_EQ(info.intrinsics().k(4), 11);
+  EXPECT_EQ(info.intrinsics().k(5), 0.5);
+  ASSERT_EQ(info.distortion().k_size(), 5);  // k1 k2 p1 p2 k3
+  EXPECT_EQ(info.distortion().k(0), -0.1);
+  EXPECT_EQ(info.distortion().k(2), 0.002);
+  EXPECT_EQ(info.distortion().k(4), 0.001);
+  ASSERT_EQ(info.projection().p_size(), 12);
+  EXPECT_EQ(info.projection().p(10), 1);
+  EXPECT_EQ(info.rectification_matrix_size(), 9);
+  const auto pts = receive<msgs::PointCloudPacked>(*node_, *runner_, "/t/depth/points", write);
+  ASSERT_EQ(pts.field_size(), 4);
+  EXPECT_EQ(pts.field(0).name(), "x");
+  EXPECT_EQ(pts.field(3).name(), "rgb");
+  EXPECT_EQ(pts.width(), 2u);
+  ASSERT_EQ(pts.data().size(), 2u * pts.point_step());
+  float x0;
+  std::memcpy(&x0, pts.data().data() + pts.field(0).offset(), 4);
+  EXPECT_EQ(x0, 2.5f);
+  EXPECT_EQ(static_cast<std::uint8_t>(pts.data()[pts.field(3).offset()]), 30);  // B first
+}
+
+TEST_F(TransportTest, LidarScanAndPointsAsGazeboPublishesThem) {
+  ecs::Entity lidar = ecs::kNullEntity;
+  start(false, [&](sim::Runner& r) {
+    const auto box = r.registry().child_by_name(r.world(), "box");
+    lidar = r.registry().create(r.registry().child_by_name(box, "body"));
+    r.registry().add<c::Name>(lidar, "lidar");
+    r.registry().add<c::LidarTopics>(lidar, c::LidarTopics{"/t/scan", "/t/scan/points"});
+  });
+  auto write = [&](sim::Runner& r, std::uint64_t seq) {
+    c::LidarReading x;
+    x.sequence = seq;
+    x.frame_id = "box::body::lidar";
+    x.count = 3, x.vertical_count = 1;
+    x.angle_min = -1, x.angle_max = 1, x.angle_step = 1;
+    x.range_min = 0.1, x.range_max = 10;
+    x.ranges = {1, 2, std::numeric_limits<double>::infinity()};
+    x.intensities = {0, 0, 0};
+    r.registry().set<c::LidarReading>(lidar, x);
+  };
+  const auto scan = receive<msgs::LaserScan>(*node_, *runner_, "/t/scan", write);
+  EXPECT_EQ(scan.count(), 3u);
+  EXPECT_EQ(scan.angle_step(), 1);
+  ASSERT_EQ(scan.ranges_size(), 3);
+  EXPECT_EQ(scan.ranges(1), 2);
+  EXPECT_TRUE(std::isinf(scan.ranges(2)));
+  EXPECT_EQ(scan.frame(), "box::body::lidar");
+  const auto pts = receive<msgs::PointCloudPacked>(*node_, *runner_, "/t/scan/points", write);
+  ASSERT_EQ(pts.field_size(), 5);
+  EXPECT_EQ(pts.field(4).name(), "ring");
+  EXPECT_FALSE(pts.is_dense());
+  float p[3];
+  for (int k = 0; k < 3; ++k) {
+    std::memcpy(&p[k], pts.data().data() + pts.point_step() + pts.field(k).offset(), 4);
+  }
+  EXPECT_FLOAT_EQ(p[0], 2);  // the middle ray, straight ahead
+  EXPECT_FLOAT_EQ(p[1], 0);
 }
 
 }  // namespace

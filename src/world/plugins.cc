@@ -88,6 +88,8 @@ std::pair<std::string, std::string> gazebo_system_for(const std::string& type) {
   if (type == "navsat" || type == "gps") return {"NavSat", "navsat"};
   if (type == "contact") return {"Contact", "contact"};
   if (type == "force_torque") return {"ForceTorque", "forcetorque"};
+  if (type == "lidar" || type == "ray" || type == "cpu_lidar") return {"CpuLidar", "cpu-lidar"};
+  if (type == "logical_camera") return {"LogicalCamera", "logical-camera"};
   return {"Sensors", "sensors"};
 }
 

@@ -25,12 +25,11 @@
 /// sensor systems' common update (src/sensors/common/sensor_system.h).
 
 #include <cstdint>
+#include <ignition/math/Quaternion.hh>
+#include <ignition/math/Vector3.hh>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <ignition/math/Quaternion.hh>
-#include <ignition/math/Vector3.hh>
 
 #include "kestrel/core/time.h"
 #include "kestrel/ecs/entity.h"
@@ -137,10 +136,10 @@ struct ForceTorqueReading {
 
 /// One touching pair seen by a contact sensor.
 struct SensedContact {
-  ecs::Entity collision = ecs::kNullEntity;  ///< the sensor's own collision
-  ecs::Entity other = ecs::kNullEntity;      ///< the collision it touches
-  std::string collision_name;                ///< scoped ("world::model::link::collision")
-  std::string other_name;                    ///< scoped
+  ecs::Entity collision = ecs::kNullEntity;         ///< the sensor's own collision
+  ecs::Entity other = ecs::kNullEntity;             ///< the collision it touches
+  std::string collision_name;                       ///< scoped ("world::model::link::collision")
+  std::string other_name;                           ///< scoped
   std::vector<ignition::math::Vector3d> positions;  ///< contact points, world frame [m]
   /// Unit normals, world frame, pointing from `other` into `collision`.
   std::vector<ignition::math::Vector3d> normals;
@@ -216,6 +215,20 @@ inline constexpr SensorFaultTarget kSensorFaultTargets[] = {
     {"air_speed", 1, "diff_pressure [Pa]", true},
     {"force_torque", 3, "force, in the reading's frame [N]", true},
     {"contact", 0, "", false},
+    // The rendering sensors (components/camera.h): stop and noise, no bias.
+    {"camera", 0, "", true},
+    {"depth_camera", 0, "", true},
+    {"depth", 0, "", true},
+    {"rgbd_camera", 0, "", true},
+    {"rgbd", 0, "", true},
+    {"segmentation", 0, "", false},
+    {"segmentation_camera", 0, "", false},
+    {"gpu_lidar", 0, "", true},
+    {"gpu_ray", 0, "", true},
+    {"lidar", 0, "", true},
+    {"ray", 0, "", true},
+    {"cpu_lidar", 0, "", true},
+    {"logical_camera", 0, "", false},
 };
 
 /// The fault target of a sensor type, or nullptr for a type no Kestrel sensor system serves.

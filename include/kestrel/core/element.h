@@ -8,15 +8,14 @@
 /// Every child a system reads is remembered, so the loader can report parameters nobody read
 /// (usually a misspelling: `motorConstnt`) — see unread_children().
 
+#include <ignition/math/Pose3.hh>
+#include <ignition/math/Vector3.hh>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <ignition/math/Pose3.hh>
-#include <ignition/math/Vector3.hh>
 
 #include "kestrel/core/error.h"
 

@@ -21,5 +21,14 @@ std::unique_ptr<System> make_navsat_system();         ///< "navsat", "gps" → N
 std::unique_ptr<System> make_air_speed_system();      ///< "air_speed" → AirSpeedReading
 std::unique_ptr<System> make_force_torque_system();   ///< "force_torque" → ForceTorqueReading
 std::unique_ptr<System> make_contact_system();        ///< "contact" → ContactReading
+/// Gazebo's rendering `Sensors` system: "camera", "depth_camera", "rgbd_camera" →
+/// CameraReading; "gpu_lidar", "gpu_ray" → LidarReading (ray cast into the visuals).
+std::unique_ptr<System> make_rendering_system();
+/// "lidar", "ray", "cpu_lidar" → LidarReading (ray cast into the collisions).
+std::unique_ptr<System> make_cpu_lidar_system();
+/// Gazebo's Label system: the SemanticLabel of a visual (or of a model's visuals).
+std::unique_ptr<System> make_label_system();
+/// "logical_camera" → LogicalCameraReading.
+std::unique_ptr<System> make_logical_camera_system();
 
 }  // namespace kestrel::sensors

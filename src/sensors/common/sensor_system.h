@@ -5,14 +5,13 @@
 // after configure and restored on reset).
 
 #include <cstdint>
+#include <ignition/math/Pose3.hh>
+#include <ignition/math/Vector3.hh>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <ignition/math/Pose3.hh>
-#include <ignition/math/Vector3.hh>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/sensors.h"
@@ -52,6 +51,13 @@ class Schedule {
   Duration last_{0};
 };
 
+/// A scoped name without its world ("w::model::link::sensor" → "model::link::sensor"): the
+/// frame_id and model names Gazebo's rendering sensors publish.
+inline std::string without_world(const std::string& scoped) {
+  const auto p = scoped.find("::");
+  return p == std::string::npos ? scoped : scoped.substr(p + 2);
+}
+
 /// Gazebo's default topic `/world/W/model/M/link/L/sensor/S/<suffix>` (nested models and joints
 /// included), or the sensor's <topic> when set. @throws Error on a placeholder topic.
 std::string resolve_topic(const ecs::Registry& r, ecs::Entity sensor,
@@ -59,12 +65,12 @@ std::string resolve_topic(const ecs::Registry& r, ecs::Entity sensor,
 
 /// Kinematic state of a frame rigidly attached to a link (world frame, ENU).
 struct FrameState {
-  ignition::math::Pose3d X_WS;      ///< pose of the frame in the world
-  ignition::math::Vector3d v_W;     ///< velocity of the frame origin [m/s]
-  ignition::math::Vector3d w_W;     ///< angular velocity [rad/s]
-  ignition::math::Vector3d a_W;     ///< acceleration of the frame origin (gravity not removed),
-                                    ///< including α×r + ω×(ω×r) [m/s²]
-  ignition::math::Vector3d alpha_W; ///< angular acceleration [rad/s²]
+  ignition::math::Pose3d X_WS;       ///< pose of the frame in the world
+  ignition::math::Vector3d v_W;      ///< velocity of the frame origin [m/s]
+  ignition::math::Vector3d w_W;      ///< angular velocity [rad/s]
+  ignition::math::Vector3d a_W;      ///< acceleration of the frame origin (gravity not removed),
+                                     ///< including α×r + ω×(ω×r) [m/s²]
+  ignition::math::Vector3d alpha_W;  ///< angular acceleration [rad/s²]
 };
 
 /// The state of frame X_LS on `link` from the link's physics components (absent ones, e.g. on a
@@ -81,25 +87,27 @@ const Element* sensor_type_element(const Element& sensor, std::string_view type_
 
 /// Everything a sensor system is given when one of its sensors appears.
 struct SensorContext {
-  ecs::Entity entity = ecs::kNullEntity;     ///< the sensor entity
-  ecs::Entity parent = ecs::kNullEntity;     ///< its link (joint for force_torque)
-  ecs::Entity world = ecs::kNullEntity;      ///< the world entity
-  std::string scoped_name;                   ///< "world::model::link::sensor"
+  ecs::Entity entity = ecs::kNullEntity;  ///< the sensor entity
+  ecs::Entity parent = ecs::kNullEntity;  ///< its link (joint for force_torque)
+  ecs::Entity world = ecs::kNullEntity;   ///< the world entity
+  std::string scoped_name;                ///< "world::model::link::sensor"
   std::uint64_t world_seed = 0;
-  ignition::math::Pose3d X_PS;               ///< sensor pose in its parent entity
+  ignition::math::Pose3d X_PS;  ///< sensor pose in its parent entity
   const components::Sensor* sensor = nullptr;
 };
 
 /// Base of each sensor system. `Instance` holds one sensor's state and must have members
 /// `ecs::Entity entity` and `Schedule schedule`; `Reading` is the sensor's reading component.
 /// Derived systems implement serves(), make(), sample() and, when their type takes a bias
-/// (components::sensor_fault_target), add_bias(). Runs in Update at kPostPhysicsSensors, after
-/// Physics (see components/sensors.h).
+/// (components::sensor_fault_target), add_bias(); a sensor whose measurement is expensive (the
+/// rendering sensors) may override skip(). Runs in Update at kPostPhysicsSensors, after Physics
+/// (see components/sensors.h).
 ///
-/// Every sample goes through update(), the one place where components::SensorFault acts: the
-/// sample is always computed (so the noise streams advance whatever the fault), with the
-/// fault's noise scale; a stopped sensor's sample is then discarded; otherwise the bias is
-/// added, a GNSS loss blanks the fix, and the reading is stamped, counted and marked changed.
+/// Every sample goes through update(), the one place where components::SensorFault acts: a
+/// stopped sensor's sample is skip()ped — everything a sample advances (noise streams, frame
+/// counters) advances, nothing is stored or published; otherwise the sample is computed with
+/// the fault's noise scale, the bias is added, a GNSS loss blanks the fix, and the reading is
+/// stamped, counted and marked changed.
 template <class Instance, class Reading>
 class SensorSystem : public System,
                      public ISystemConfigure,
@@ -140,13 +148,15 @@ class SensorSystem : public System,
       }
       const auto* found = registry.try_get<components::SensorFault>(inst.entity);
       const components::SensorFault fault = found ? *found : components::SensorFault{};
-      Reading& stored = registry.get<Reading>(inst.entity);
-      // A stopped sensor samples into a copy that is thrown away.
-      Reading& out = fault.stopped ? (scratch_ = stored) : stored;
       const NoiseStep step{inst.schedule.since_last_s(t), fault.noise_scale};
+      if (fault.stopped) {
+        skip(inst, t, step, std::as_const(registry));
+        inst.schedule.taken(t);
+        continue;
+      }
+      Reading& out = registry.get<Reading>(inst.entity);
       sample(inst, t, step, std::as_const(registry), out);
       inst.schedule.taken(t);
-      if (fault.stopped) continue;
       // (Exact test: ignition's Vector3 == has a 1e-3 tolerance, which would drop a bias in T.)
       const auto& b = fault.bias;
       if (b.X() != 0 || b.Y() != 0 || b.Z() != 0) add_bias(inst, b, out);
@@ -172,6 +182,13 @@ class SensorSystem : public System,
   /// previous reading), every noise channel advanced by `step`. Leaves stamp and sequence alone.
   virtual void sample(Instance& inst, Duration t, NoiseStep step, const ecs::Registry& registry,
                       Reading& out) = 0;
+  /// A sample of a stopped sensor at state time t: advances every random stream and counter
+  /// exactly as sample() would, so that the samples after the fault equal an unfaulted run's;
+  /// stores nothing. By default the sample is computed into a copy that is thrown away.
+  virtual void skip(Instance& inst, Duration t, NoiseStep step, const ecs::Registry& registry) {
+    scratch_ = registry.get<Reading>(inst.entity);
+    sample(inst, t, step, registry, scratch_);
+  }
   /// Adds a fault's bias to the sample just taken, to the quantity
   /// components::sensor_fault_target names for the type (FaultInjection has checked its size).
   virtual void add_bias(Instance&, const ignition::math::Vector3d&, Reading&) {
@@ -194,9 +211,7 @@ class SensorSystem : public System,
     }
     return false;
   }
-  void adopt(ecs::Entity e, ecs::Registry& registry) {
-    instances_.push_back(build(e, registry));
-  }
+  void adopt(ecs::Entity e, ecs::Registry& registry) { instances_.push_back(build(e, registry)); }
   // Each sensor present at configure is made again from that state with the new seed (same
   // references, fresh noise streams), keeping its schedule. Sensors spawned later keep theirs.
   void reseed(ecs::Registry& initial_state) {

@@ -2,8 +2,15 @@
 // Small test helpers shared by the sensor tests.
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <ignition/math/Vector3.hh>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kestrel/core/log.h"
 
 namespace kestrel::sensors::testing {
 
@@ -26,5 +33,26 @@ inline std::string one_link_world(const std::string& model_pose, const std::stri
       <inertial><mass>1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>)" +
          link_body + R"(</link></model></world></sdf>)";
 }
+
+/// Collects what is logged while it lives (the warnings systems give at configure).
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+    ::kestrel::log::init();  // the one sink's logger, which the Runner keeps
+    sink_->set_pattern("%l: %v");
+    spdlog::default_logger()->sinks().push_back(sink_);
+  }
+  ~LogCapture() { std::erase(spdlog::default_logger()->sinks(), sink_); }
+  std::vector<std::string> lines() const {
+    std::vector<std::string> out;
+    std::istringstream in(text_.str());
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
 
 }  // namespace kestrel::sensors::testing

@@ -77,7 +77,15 @@ std::uint64_t derive_seed(std::uint64_t world_seed, std::string_view scoped_name
 NoiseParams parse_noise(const Element* noise) {
   NoiseParams p;
   if (!noise) return p;
-  const std::string type = noise->attribute("type").value_or("");
+  // <noise type="..."> (noise.sdf); camera.sdf and lidar.sdf spell it <noise><type>..</type>.
+  std::string type = noise->attribute("type").value_or("");
+  if (const Element* t = noise->child("type")) {
+    if (!type.empty() && type != t->text()) {
+      throw Error(t->where(),
+                  "<noise type=\"" + type + "\"> and <type>" + t->text() + "</type> disagree");
+    }
+    type = t->text();
+  }
   if (type == "none") {
     p.type = NoiseParams::Type::kNone;
   } else if (type == "gaussian") {

@@ -46,7 +46,8 @@ struct NoiseParams {
   double precision = 0;                      ///< quantum of gaussian_quantized output (0: none)
 };
 
-/// Parses a <noise> element; nullptr means "no noise". Reads every parameter with Element's
+/// Parses a <noise> element (type as attribute, or as a <type> child as camera.sdf and
+/// lidar.sdf write it); nullptr means "no noise". Reads every parameter with Element's
 /// loud getters. @throws Error (file:line) on an unknown type, a negative standard deviation or
 /// time, precision without gaussian_quantized, or an unknown child element.
 NoiseParams parse_noise(const Element* noise);

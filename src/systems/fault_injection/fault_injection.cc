@@ -56,11 +56,15 @@ void check_rotor(const ecs::Registry& r, ecs::Entity model, std::size_t rotor,
 }
 
 // Whether a <sensor> element declares noise a scale can act on: a <noise> of type gaussian or
-// gaussian_quantized anywhere inside it.
+// gaussian_quantized anywhere inside it (<noise type="..."> or, for cameras and lidars,
+// <noise><type>...</type>).
 bool declares_noise(const Element& e) {
   for (const auto& ch : e.children()) {
     if (ch->name() == "noise") {
-      const std::string type = ch->attribute("type").value_or("");
+      std::string type = ch->attribute("type").value_or("");
+      for (const auto& t : ch->children()) {
+        if (t->name() == "type") type = t->text();
+      }
       if (type == "gaussian" || type == "gaussian_quantized") return true;
     } else if (declares_noise(*ch)) {
       return true;
@@ -170,9 +174,9 @@ class FaultInjection final : public System,
 
   // Inserts a future event after every pending event of the same or an earlier time.
   void schedule(const Event& ev) {
-    const auto at = std::upper_bound(
-        events_.begin() + static_cast<std::ptrdiff_t>(next_), events_.end(), ev,
-        [](const Event& a, const Event& b) { return a.time < b.time; });
+    const auto at =
+        std::upper_bound(events_.begin() + static_cast<std::ptrdiff_t>(next_), events_.end(), ev,
+                         [](const Event& a, const Event& b) { return a.time < b.time; });
     events_.insert(at, ev);
   }
 
@@ -212,9 +216,10 @@ class FaultInjection final : public System,
     int numbers = 0;
     for (std::string word; in >> word;) ++numbers;
     if (target.bias_size == 0) {
-      throw Error(f.where(), fmt::format("<fault type=\"sensor_bias\">: sensor '{}' (type {}) "
-                                         "takes no bias (only sensor_stop)",
-                                         name, target.type));
+      throw Error(f.where(),
+                  fmt::format("<fault type=\"sensor_bias\">: sensor '{}' (type {}) "
+                              "takes no bias (only sensor_stop{})",
+                              name, target.type, target.noise ? " and sensor_noise" : ""));
     }
     if (numbers != target.bias_size) {
       throw Error(f.where(),

@@ -153,8 +153,9 @@ TEST(FaultInjection, UnknownAttributesAreErrorsListingTheAcceptedOnes) {
             "(no error)");
 }
 
-// A static mast with an IMU (noise-free), a barometer (noisy), a contact sensor and a sonar
-// (a type no fault acts on), their systems, and FaultInjection with `faults`.
+// A static mast with an IMU (noise-free), a barometer (noisy), a contact sensor, a sonar (a type
+// no fault acts on), a noisy camera, a noise-free gpu_lidar and a logical camera, the systems of
+// the first three, and FaultInjection with `faults`.
 std::string mast(const std::string& faults_xml) {
   return R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
   <physics type="ode"><max_step_size>0.001</max_step_size></physics>
@@ -169,6 +170,11 @@ std::string mast(const std::string& faults_xml) {
       <noise type="gaussian"><stddev>2</stddev></noise></pressure></air_pressure></sensor>
     <sensor name="touch" type="contact"><contact><collision>c</collision></contact></sensor>
     <sensor name="sonar" type="sonar"/>
+    <sensor name="cam" type="camera"><camera><image><width>8</width><height>6</height></image>
+      <noise><type>gaussian</type><stddev>0.01</stddev></noise></camera></sensor>
+    <sensor name="scan" type="gpu_lidar"><lidar><scan><horizontal><samples>4</samples>
+      </horizontal></scan><range><min>0.1</min><max>5</max></range></lidar></sensor>
+    <sensor name="eye" type="logical_camera"><logical_camera/></sensor>
   </link></model></world></sdf>)";
 }
 
@@ -200,7 +206,25 @@ TEST(FaultInjection, SensorFaultsASensorCannotTakeAreErrorsAtConfigure) {
   EXPECT_THAT(error(R"(<fault time="1" type="sensor_stop" sensor="mast::l::sonar"/>)"),
               HasSubstr("sensor 'mast::l::sonar' is a 'sonar' sensor: sensor faults do not act "
                         "on that type (they act on: imu, magnetometer, air_pressure, altimeter, "
-                        "navsat, gps, air_speed, force_torque, contact)"));
+                        "navsat, gps, air_speed, force_torque, contact, camera, depth_camera, "
+                        "depth, rgbd_camera, rgbd, segmentation, segmentation_camera, gpu_lidar, "
+                        "gpu_ray, lidar, ray, cpu_lidar, logical_camera)"));
+  // The rendering sensors take a stop and (where they have noise) a noise scale, no bias.
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::cam" bias="0.1"/>)"),
+              HasSubstr("sensor 'mast::l::cam' (type camera) takes no bias (only sensor_stop "
+                        "and sensor_noise)"));
+  EXPECT_THAT(
+      error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::scan" bias="1 2 3"/>)"),
+      HasSubstr("sensor 'mast::l::scan' (type gpu_lidar) takes no bias (only sensor_stop and "
+                "sensor_noise)"));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_noise" sensor="mast::l::scan" scale="2"/>)"),
+              ::testing::AllOf(HasSubstr("sensor 'mast::l::scan' ("),
+                               HasSubstr("declares no <noise type=\"gaussian\">")));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_noise" sensor="mast::l::eye" scale="2"/>)"),
+              HasSubstr("sensor 'mast::l::eye' (type logical_camera) has no noise to scale"));
+  EXPECT_THAT(error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::eye" bias="1"/>)"),
+              HasSubstr("sensor 'mast::l::eye' (type logical_camera) takes no bias (only "
+                        "sensor_stop)"));
   EXPECT_THAT(error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::imu" bias="0 0 nan"/>)"),
               HasSubstr("'bias' must be three numbers"));
   // What each type takes is accepted.
@@ -209,6 +233,10 @@ TEST(FaultInjection, SensorFaultsASensorCannotTakeAreErrorsAtConfigure) {
            R"(<fault time="1" type="sensor_bias" sensor="mast::l::imu" bias="0 0 5"/>)",
            R"(<fault time="1" type="sensor_noise" sensor="mast::l::baro" scale="3"/>)",
            R"(<fault time="1" type="sensor_stop" sensor="mast::l::touch" duration="1"/>)",
+           // camera noise is spelt <noise><type>gaussian</type> (camera.sdf)
+           R"(<fault time="1" type="sensor_noise" sensor="mast::l::cam" scale="3"/>)",
+           R"(<fault time="1" type="sensor_stop" sensor="mast::l::scan"/>)",
+           R"(<fault time="1" type="sensor_stop" sensor="mast::l::eye"/>)",
        }) {
     EXPECT_EQ(error(ok), "(no error)") << ok;
   }

@@ -2,8 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -161,27 +159,6 @@ TEST(WindEffects, UnknownParameterIsAnError) {
   EXPECT_THROW(w.start(), Error);
 }
 
-// Collects what is logged while it lives (the warnings WindEffects gives).
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
-    ::kestrel::log::init();  // the one sink's logger, which the Runner keeps
-    sink_->set_pattern("%l: %v");
-    spdlog::default_logger()->sinks().push_back(sink_);
-  }
-  ~LogCapture() { std::erase(spdlog::default_logger()->sinks(), sink_); }
-  std::vector<std::string> lines() const {
-    std::vector<std::string> out;
-    std::istringstream in(text_.str());
-    for (std::string l; std::getline(in, l);) out.push_back(l);
-    return out;
-  }
-
- private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-};
-
 // The 1-based line of the first occurrence of `what` in `text`.
 int line_of(std::string_view text, std::string_view what) {
   const auto at = text.find(what);
@@ -222,7 +199,7 @@ constexpr std::string_view kImmobile = R"(<?xml version="1.0"?><sdf version="1.9
 </world></sdf>)";
 
 TEST(WindEffects, LinksThatCannotMoveAreNamedOnceAndNotPushed) {
-  LogCapture log;
+  sensors::testing::LogCapture log;
   TestWorld w(kImmobile);
   // No lag (time_for_rise of one step), so the free body follows the formula from the start.
   add_wind(w,
@@ -267,7 +244,7 @@ TEST(WindEffects, GazeboWindDemoRunsWithItsWeldedRoof) {
   if (!std::filesystem::exists(file)) {
     GTEST_SKIP() << "the Gazebo corpus (" << file.string() << ") is absent";
   }
-  LogCapture log;
+  sensors::testing::LogCapture log;
   TestWorld w(TestWorld::FromFile{}, file, 0);
   const PluginDecl* decl = nullptr;
   for (const auto& p : w.desc.plugins) {

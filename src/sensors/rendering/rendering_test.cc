@@ -1,0 +1,380 @@
+// Rendering sensors against analytic truth: planar depth on a wall, back-projection through
+// camera_info, the rpy composition order by wall colour, clip semantics, noise statistics,
+// thread-count independence, topics and the loud configure checks.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <random>
+
+#include "kestrel/components/camera.h"
+#include "kestrel/sensors/sensors.h"
+#include "sensors/common/test_util.h"
+#include "sensors/common/test_world.h"
+
+namespace kestrel::sensors {
+namespace {
+
+namespace c = components;
+using ignition::math::Pose3d;
+using ignition::math::Vector3d;
+using testing::TestWorld;
+
+// A static box model `name` at `pose` with ambient colour `rgb` (the scene's ambient is white
+// and there are no lights, so a pixel that sees it has exactly that colour).
+std::string wall(const std::string& name, const std::string& pose, const std::string& size,
+                 const std::string& rgb = "0.5 0.5 0.5") {
+  return "<model name='" + name + "'><static>true</static><pose>" + pose +
+         "</pose><link name='l'><visual name='v'><geometry><box><size>" + size +
+         "</size></box></geometry><material><ambient>" + rgb + " 1</ambient><diffuse>" + rgb +
+         " 1</diffuse></material></visual></link></model>";
+}
+
+std::string world(const std::string& sensor, const std::string& sensor_pose,
+                  const std::string& extra, const std::string& camera_pose = "0 0 0 0 0 0") {
+  return R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
+    <physics type="ode"><max_step_size>0.01</max_step_size></physics>
+    <scene><ambient>1 1 1 1</ambient><background>0 0 0 1</background></scene>)" +
+         extra + "<model name='cam'><static>true</static><pose>" + camera_pose +
+         "</pose><link name='l'>" + sensor.substr(0, sensor.find('>') + 1) + "<pose>" +
+         sensor_pose + "</pose>" + sensor.substr(sensor.find('>') + 1) +
+         "</link></model></world></sdf>";
+}
+
+std::string camera(const std::string& type, const std::string& camera_body,
+                   const std::string& extra = "") {
+  return "<sensor name='s' type='" + type + "'><update_rate>10</update_rate>" + extra + "<camera>" +
+         camera_body + "</camera></sensor>";
+}
+
+const char* kSmall =
+    "<horizontal_fov>1.2</horizontal_fov><image><width>64</width><height>48</height></image>"
+    "<clip><near>0.1</near><far>100</far></clip>";
+
+struct Frame {
+  explicit Frame(const std::string& sdf, unsigned threads = 0) : w(sdf) {
+    w.r().set<c::RenderSettings>(w.runner->world(), {true, threads});
+    w.add(make_rendering_system(), "kestrel::systems::Sensors");
+    w.start(false);
+    w.step(10);  // 0.1 s: the first frame at 10 Hz
+  }
+  const c::CameraReading& reading() { return w.r().get<c::CameraReading>(w.find("w::cam::l::s")); }
+  std::vector<float> depth(const c::Image& img) {
+    std::vector<float> d(img.width * img.height);
+    std::memcpy(d.data(), img.data.data(), 4 * d.size());
+    return d;
+  }
+  TestWorld w;
+};
+
+TEST(DepthCamera, ReadsThePlanarDistanceOfAWallOnEveryPixel) {
+  Frame run(world(camera("depth_camera", kSmall), "0 0 0 0 0 0",
+                  wall("wall", "5.5 0 0 0 0 0", "1 40 40")));
+  const auto& x = run.reading();
+  ASSERT_EQ(x.sequence, 1u);
+  EXPECT_EQ(x.image.format, c::PixelFormat::kRFloat32);
+  ASSERT_EQ(x.image.width, 64u);
+  for (float d : run.depth(x.image)) ASSERT_NEAR(d, 5.0, 1e-4);  // planar, not ray length
+  // Points: x is the depth; the corner pixel's ray goes left and up.
+  EXPECT_NEAR(x.points[0], 5.0, 1e-4);
+  EXPECT_GT(x.points[1], 0);
+  EXPECT_GT(x.points[2], 0);
+}
+
+TEST(DepthCamera, ClipRangeGivesInfinities) {
+  // Beyond far along the ray (Gazebo compares the ray length): the axis sees the wall at 5 m
+  // (within far 5.5), the corners' rays are longer than 5.5 m: +inf.
+  Frame far(world(camera("depth_camera",
+                         "<horizontal_fov>1.2</horizontal_fov><image><width>64</width><height>48"
+                         "</height></image><clip><near>0.1</near><far>5.5</far></clip>"),
+                  "0 0 0 0 0 0", wall("wall", "5.5 0 0 0 0 0", "1 40 40")));
+  const auto d = far.depth(far.reading().image);
+  EXPECT_NEAR(d[24 * 64 + 32], 5.0, 1e-4);
+  EXPECT_EQ(d[0], std::numeric_limits<float>::infinity());
+  // Nearer than near: -inf. Nothing at all: +inf.
+  Frame near(world(camera("depth_camera", kSmall), "0 0 0 0 0 0",
+                   wall("wall", "0.5 0 0 0 0 0", "0.9 40 40")));
+  for (float v : near.depth(near.reading().image))
+    ASSERT_EQ(v, -std::numeric_limits<float>::infinity());
+  Frame sky(world(camera("depth_camera", kSmall), "0 0 0 0 0 0", ""));
+  for (float v : sky.depth(sky.reading().image))
+    ASSERT_EQ(v, std::numeric_limits<float>::infinity());
+}
+
+TEST(DepthCamera, BackProjectionThroughCameraInfoLandsOnThePlanes) {
+  // A wall turned 30° about z and the floor 1 m below the camera, pitched down 0.3 rad.
+  const double yaw = std::numbers::pi / 6;
+  Frame run(world(camera("depth_camera",
+                         "<horizontal_fov>1.5</horizontal_fov><image><width>80</width><height>60"
+                         "</height></image><clip><near>0.1</near><far>50</far></clip>"),
+                  "0 0 0 0 0.3 0",
+                  wall("wall", "4 0 0 0 0 0.5235987755982988", "0.2 30 30") +
+                      wall("floor", "0 0 -1.05 0 0 0", "60 60 0.1"),
+                  "0 0 0 0 0 0"));
+  const auto& x = run.reading();
+  const auto d = run.depth(x.image);
+  const auto& K = x.info;
+  const Pose3d X_WC(0, 0, 0, 0, 0.3, 0);
+  const Vector3d wall_n(std::cos(yaw), std::sin(yaw), 0);  // the wall's -x face at 3.9 m along n
+  const double wall_offset = Vector3d(4, 0, 0).Dot(wall_n) - 0.1;
+  std::size_t on_wall = 0, on_floor = 0;
+  for (std::uint32_t j = 0; j < K.height; ++j) {
+    for (std::uint32_t i = 0; i < K.width; ++i) {
+      const double z = d[j * K.width + i];
+      ASSERT_TRUE(std::isfinite(z)) << i << "," << j;
+      // Pixel (i, j) is centred at (i + 0.5, j + 0.5); camera frame x forward, y left, z up.
+      const Vector3d p_C(z, -(i + 0.5 - K.cx) / K.fx * z, -(j + 0.5 - K.cy) / K.fy * z);
+      const Vector3d p_W = X_WC.Pos() + X_WC.Rot().RotateVector(p_C);
+      const double to_wall = std::abs(p_W.Dot(wall_n) - wall_offset);
+      const double to_floor = std::abs(p_W.Z() + 1.0);
+      ASSERT_LT(std::min(to_wall, to_floor), 1e-3) << "pixel " << i << "," << j << " at " << p_W;
+      (to_wall < to_floor ? on_wall : on_floor)++;
+    }
+  }
+  EXPECT_GT(on_wall, 500u);
+  EXPECT_GT(on_floor, 500u);
+}
+
+// A closed room of six coloured walls around the origin.
+std::string room() {
+  return wall("px", "5 0 0 0 0 0", "0.2 20 20", "1 0 0") +
+         wall("nx", "-5 0 0 0 0 0", "0.2 20 20", "0 1 0") +
+         wall("py", "0 5 0 0 0 0", "20 0.2 20", "0 0 1") +
+         wall("ny", "0 -5 0 0 0 0", "20 0.2 20", "1 1 0") +
+         wall("pz", "0 0 5 0 0 0", "20 20 0.2", "1 1 1") +
+         wall("nz", "0 0 -5 0 0 0", "20 20 0.2", "0 1 1");
+}
+
+std::array<std::uint8_t, 3> centre_colour(const std::string& sensor_pose,
+                                          const std::string& camera_pose = "0 0 0 0 0 0") {
+  Frame run(world(camera("camera", kSmall), sensor_pose, room(), camera_pose));
+  const auto& img = run.reading().image;
+  const std::size_t p = 3 * (24 * 64 + 32);
+  return {img.data[p], img.data[p + 1], img.data[p + 2]};
+}
+
+TEST(Camera, RpyCompositionOrderBySeenWallColour) {
+  using A = std::array<std::uint8_t, 3>;
+  EXPECT_EQ(centre_colour("0 0 0 0 0 0"), (A{255, 0, 0}));               // +x
+  EXPECT_EQ(centre_colour("0 0 0 0 0 1.5707963"), (A{0, 0, 255}));       // yaw: +y
+  EXPECT_EQ(centre_colour("0 0 0 0 -1.5707963 0"), (A{255, 255, 255}));  // pitch up: +z
+  EXPECT_EQ(centre_colour("0 0 0 0 1.5707963 0"), (A{0, 255, 255}));     // pitch down: -z
+  // Roll then yaw (fixed axes: R = Rz·Ry·Rx): the optical axis turns to +y. The other order
+  // would send it to +z (white).
+  EXPECT_EQ(centre_colour("0 0 0 1.5707963 0 1.5707963"), (A{0, 0, 255}));
+  // Pitch up 30° then yaw 180°: looking along -x and up 30°, the -x wall (green).
+  EXPECT_EQ(centre_colour("0 0 0 0 -0.5235988 3.1415927"), (A{0, 255, 0}));
+  // The model's pose composes with the sensor's: model yawed 90°, sensor yawed 90°: -x.
+  EXPECT_EQ(centre_colour("0 0 0 0 0 1.5707963", "0 0 0 0 0 1.5707963"), (A{0, 255, 0}));
+}
+
+TEST(Camera, InfoAndTopicsAsGazebo) {
+  Frame run(world(camera("camera",
+                         "<horizontal_fov>1.047</horizontal_fov><image><width>640"
+                         "</width><height>480</height></image>"),
+                  "0 0 0 0 0 0", room()));
+  const auto& x = run.reading();
+  EXPECT_DOUBLE_EQ(x.info.fx, 320 / std::tan(1.047 / 2));
+  EXPECT_DOUBLE_EQ(x.info.fy, x.info.fx);
+  EXPECT_DOUBLE_EQ(x.info.cx, 320);
+  EXPECT_DOUBLE_EQ(x.info.cy, 240);
+  EXPECT_EQ(x.image.format, c::PixelFormat::kRgbInt8);
+  EXPECT_EQ(x.image.data.size(), 640u * 480 * 3);
+  EXPECT_EQ(x.frame_id, "cam::l::s");
+  const auto& t = run.w.r().get<c::CameraTopics>(run.w.find("w::cam::l::s"));
+  EXPECT_EQ(t.image, "/world/w/model/cam/link/l/sensor/s/image");
+  EXPECT_EQ(t.camera_info, "/world/w/model/cam/link/l/sensor/s/camera_info");
+  EXPECT_TRUE(t.points.empty());
+}
+
+TEST(RgbdCamera, PublishesImageDepthPointsAndInfoUnderOneTopic) {
+  Frame run(world(camera("rgbd_camera", kSmall, "<topic>/rgbd</topic>"), "0 0 0 0 0 0", room()));
+  const auto& x = run.reading();
+  const auto& t = run.w.r().get<c::CameraTopics>(run.w.find("w::cam::l::s"));
+  EXPECT_EQ(t.image, "/rgbd/image");
+  EXPECT_EQ(t.depth_image, "/rgbd/depth_image");
+  EXPECT_EQ(t.points, "/rgbd/points");
+  EXPECT_EQ(t.camera_info, "/rgbd/camera_info");
+  EXPECT_EQ(x.image.format, c::PixelFormat::kRgbInt8);
+  EXPECT_EQ(x.depth.format, c::PixelFormat::kRFloat32);
+  EXPECT_NEAR(run.depth(x.depth)[24 * 64 + 32], 4.9, 1e-4);
+  EXPECT_EQ(x.image.data[3 * (24 * 64 + 32)], 255);  // red
+  EXPECT_EQ(x.point_rgb[3 * (24 * 64 + 32)], 255);
+}
+
+TEST(Camera, GreyFormatsAndOpticalFrame) {
+  Frame run(world(
+      camera("camera", std::string(kSmall) + "<optical_frame_id>cam_optical</optical_frame_id>"),
+      "0 0 0 0 0 0", room()));
+  EXPECT_EQ(run.reading().frame_id, "cam_optical");
+  Frame grey(world(
+      camera("camera", "<image><width>8</width><height>6</height><format>L8</format></image>"),
+      "0 0 0 0 0 0", room()));
+  const auto& g = grey.reading().image;
+  EXPECT_EQ(g.format, c::PixelFormat::kLInt8);
+  EXPECT_EQ(g.data.size(), 48u);
+  EXPECT_EQ(g.data[3 * 8 + 4], static_cast<std::uint8_t>(0.299 * 255 + 0.5));  // red wall
+}
+
+TEST(Camera, OutputIsTheSameWhateverTheThreadCount) {
+  const std::string sdf =
+      world(camera("rgbd_camera",
+                   "<horizontal_fov>1.3</horizontal_fov><image><width>97</width><height>61</height>"
+                   "</image><noise><type>gaussian</type><mean>0</mean><stddev>0.02</stddev></noise>"
+                   "<distortion><k1>-0.2</k1><p1>0.001</p1></distortion>"),
+            "0 0 0 0.1 0.2 0.3",
+            room() +
+                "<light type='spot' name='spot'><pose>0 0 3 0 0 0</pose><direction>1 0 -1"
+                "</direction><diffuse>1 1 1 1</diffuse><spot><inner_angle>0.3</inner_angle>"
+                "<outer_angle>0.8</outer_angle><falloff>1</falloff></spot></light>");
+  Frame one(sdf, 1), three(sdf, 3);
+  EXPECT_EQ(one.reading().image.data, three.reading().image.data);
+  EXPECT_EQ(one.reading().depth.data, three.reading().depth.data);
+  EXPECT_EQ(one.reading().points, three.reading().points);
+}
+
+TEST(DepthCamera, GaussianNoiseStatistics) {
+  Frame run(world(camera("depth_camera",
+                         "<horizontal_fov>1.2</horizontal_fov><image><width>200</width><height>150"
+                         "</height></image><noise><type>gaussian</type><mean>0.1</mean><stddev>0.05"
+                         "</stddev></noise>"),
+                  "0 0 0 0 0 0", wall("wall", "5.5 0 0 0 0 0", "1 40 40")));
+  const auto d = run.depth(run.reading().image);
+  double sum = 0, sq = 0;
+  for (float v : d) sum += v - 5.0;
+  const double mean = sum / d.size();
+  for (float v : d) sq += (v - 5.0 - mean) * (v - 5.0 - mean);
+  const double sd = std::sqrt(sq / (d.size() - 1));
+  // 30 000 samples: the mean within 5 standard errors, the deviation within 3 %.
+  EXPECT_NEAR(mean, 0.1, 5 * 0.05 / std::sqrt(30000.0));
+  EXPECT_NEAR(sd, 0.05, 0.0015);
+}
+
+TEST(Camera, ConfigureWarnsAboutIntrinsicsAndBlindCameras) {
+  {
+    testing::LogCapture log;
+    Frame run(world(camera("camera",
+                           "<horizontal_fov>1.047</horizontal_fov><image><width>640</width><height>"
+                           "480</height></image><lens><intrinsics><fx>277</fx><fy>277</fy><cx>160"
+                           "</cx><cy>120</cy><s>0</s></intrinsics></lens>"),
+                    "0 0 0 0 0 0", room()));
+    EXPECT_THAT(log.lines(), ::testing::Contains(::testing::HasSubstr(
+                                 "camera cam::l::s: <lens><intrinsics> (fx 277, fy 277, cx 160, "
+                                 "cy 120) disagree with <horizontal_fov> 1.047")));
+    EXPECT_DOUBLE_EQ(run.reading().info.fx, 277);  // rendered and published as given
+  }
+  {
+    testing::LogCapture log;
+    Frame run(world(camera("camera", kSmall), "0 0 0 0 -1.5 0", wall("w", "5 0 0 0 0 0", "1 1 1")));
+    EXPECT_THAT(log.lines(), ::testing::Contains(::testing::HasSubstr(
+                                 "camera cam::l::s sees nothing from its pose — pointing at the "
+                                 "sky?")));
+  }
+  {
+    testing::LogCapture log;
+    Frame run(world(camera("depth_camera",
+                           "<image><width>32</width><height>24</height></image><clip><near>0.1"
+                           "</near><far>2</far></clip>"),
+                    "0 0 0 0 0 0", wall("w", "5.5 0 0 0 0 0", "1 40 40")));
+    EXPECT_THAT(log.lines(), ::testing::Contains(::testing::HasSubstr(
+                                 "depth camera cam::l::s: its clip range [0.1, 2] m excludes "
+                                 "everything it sees")));
+  }
+}
+
+TEST(Camera, BadParametersAreErrors) {
+  auto fails = [](const std::string& body, const std::string& what) {
+    TestWorld w(world(camera("camera", body), "0 0 0 0 0 0", ""));
+    w.add(make_rendering_system(), "kestrel::systems::Sensors");
+    try {
+      w.start(false);
+      ADD_FAILURE() << "no error for " << body;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(what));
+    }
+  };
+  fails("<image><format>BAYER_RGGB8</format></image>", "<format> 'BAYER_RGGB8' is not supported");
+  fails("<clip><near>2</near><far>1</far></clip>", "near (2.000000) must be less than far");
+  fails("<horizontal_fov>4</horizontal_fov>", "<horizontal_fov> must be in (0, pi)");
+  fails("<imag/>", "unknown parameter <imag>");
+}
+
+// Three labelled boxes side by side (labels 3, 7 and 7) and an unlabelled floor below.
+struct Segmented {
+  explicit Segmented(const std::string& type)
+      : w(world(camera("segmentation",
+                       std::string(kSmall) + "<segmentation_type>" + type + "</segmentation_type>"),
+                "0 0 0 0 0 0",
+                wall("a", "5 1.2 0 0 0 0", "1 1 1") + wall("b", "5 0 0 0 0 0", "1 1 1") +
+                    wall("c", "5 -1.2 0 0 0 0", "1 1 1") +
+                    wall("floor", "0 0 -2 0 0 0", "40 40 0.1"))) {
+    int labels[] = {3, 7, 7};
+    const char* names[] = {"w::a::l::v", "w::b::l::v", "w::c::l::v"};
+    for (int k = 0; k < 3; ++k) {
+      w.runner->add_system(
+          make_label_system(), w.find(names[k]),
+          Element::parse("<plugin><label>" + std::to_string(labels[k]) + "</label></plugin>"),
+          "kestrel::systems::Label", "test");
+    }
+    w.add(make_rendering_system(), "kestrel::systems::Sensors");
+    w.start(false);
+    w.step(10);
+  }
+  const c::CameraReading& reading() { return w.r().get<c::CameraReading>(w.find("w::cam::l::s")); }
+  // labels map and coloured map at the pixel that sees world point (5, y, z) on the boxes' face
+  std::array<std::uint8_t, 6> at(double y, double z) {
+    const auto& x = reading();
+    const auto i = static_cast<std::uint32_t>(x.info.cx - y / 4.5 * x.info.fx);
+    const auto j = static_cast<std::uint32_t>(x.info.cy - z / 4.5 * x.info.fy);
+    const std::size_t p = 3 * (std::size_t(j) * x.info.width + i);
+    return {x.labels.data[p], x.labels.data[p + 1], x.labels.data[p + 2],
+            x.image.data[p],  x.image.data[p + 1],  x.image.data[p + 2]};
+  }
+  TestWorld w;
+};
+
+std::array<std::uint8_t, 3> gazebo_colour(std::int64_t label) {
+  std::default_random_engine gen(static_cast<std::default_random_engine::result_type>(label));
+  std::uniform_int_distribution<int> d(0, 255);
+  const int r = d(gen), g = d(gen), b = d(gen);
+  return {static_cast<std::uint8_t>(r), static_cast<std::uint8_t>(g), static_cast<std::uint8_t>(b)};
+}
+
+TEST(SegmentationCamera, SemanticLabelsAreTheGeometrysLabels) {
+  Segmented s("semantic");
+  using A = std::array<std::uint8_t, 6>;
+  const auto c3 = gazebo_colour(3), c7 = gazebo_colour(7);
+  EXPECT_EQ(s.at(1.2, 0), (A{3, 3, 3, c3[0], c3[1], c3[2]}));
+  EXPECT_EQ(s.at(0, 0), (A{7, 7, 7, c7[0], c7[1], c7[2]}));
+  EXPECT_EQ(s.at(-1.2, 0), (A{7, 7, 7, c7[0], c7[1], c7[2]}));
+  EXPECT_EQ(s.at(0, 1.5), (A{0, 0, 0, 0, 0, 0}));  // sky: background label 0, black
+  const auto& t = s.w.r().get<c::CameraTopics>(s.w.find("w::cam::l::s"));
+  EXPECT_EQ(t.image, "/world/w/model/cam/link/l/sensor/s/segmentation/colored_map");
+  EXPECT_EQ(t.labels_map, "/world/w/model/cam/link/l/sensor/s/segmentation/labels_map");
+  EXPECT_EQ(t.camera_info, "/world/w/model/cam/link/l/sensor/s/segmentation/camera_info");
+}
+
+TEST(SegmentationCamera, PanopticCountsInstancesPerLabel) {
+  Segmented s("panoptic");
+  using A = std::array<std::uint8_t, 6>;
+  const auto a = gazebo_colour(3 * 65536), b = gazebo_colour(7 * 65536),
+             c = gazebo_colour(7 * 65536 + 1);
+  EXPECT_EQ(s.at(1.2, 0), (A{0, 0, 3, a[0], a[1], a[2]}));   // first of label 3
+  EXPECT_EQ(s.at(0, 0), (A{0, 0, 7, b[0], b[1], b[2]}));     // first of label 7
+  EXPECT_EQ(s.at(-1.2, 0), (A{1, 0, 7, c[0], c[1], c[2]}));  // second of label 7
+}
+
+TEST(RenderingSensors, NoRenderProducesNothing) {
+  TestWorld w(world(camera("camera", kSmall), "0 0 0 0 0 0", room()));
+  w.r().set<c::RenderSettings>(w.runner->world(), {false, 1});
+  w.add(make_rendering_system(), "kestrel::systems::Sensors");
+  w.start(false);
+  w.step(20);
+  EXPECT_EQ(w.r().get<c::CameraReading>(w.find("w::cam::l::s")).sequence, 0u);
+}
+
+}  // namespace
+}  // namespace kestrel::sensors
