@@ -12,6 +12,8 @@
 #include <limits>
 #include <numbers>
 
+#include "kestrel/core/files.h"
+
 namespace kestrel::mesh {
 namespace {
 
@@ -70,6 +72,13 @@ void add_node(const aiScene& s, const aiNode& node, const aiMatrix4x4& parent,
 std::string load(const components::MeshShape& shape, const ignition::math::Vector3d& scale,
                  TriMesh& m) {
   if (shape.path.empty()) return "mesh '" + shape.uri + "' was not found";
+  // A FIFO, a device or a symlink loop must not block or crash the reader: checked without
+  // blocking before assimp opens it.
+  if (const RegularFile f(shape.path, kMaxMeshFileBytes); !f.problem().empty()) {
+    return "mesh '" + shape.path + "' " + f.problem();
+  } else if (f.size() == 0) {
+    return "mesh '" + shape.path + "' is empty (0 bytes)";
+  }
   Assimp::Importer importer;
   importer.SetPropertyBool(AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION, true);
   // <unit meter="…">: assimp 5.2 scales the Collada root node by it (mesh_test pins it).

@@ -19,11 +19,15 @@ struct TriMesh {
   float diffuse[3] = {0, 0, 0};
 };
 
+// The largest mesh file read [bytes]: 256 MiB (physics holds collision meshes to less).
+inline constexpr std::uint64_t kMaxMeshFileBytes = 256ull << 20;
+
 // Reads `shape.path` (any format assimp reads: dae, stl, obj, fbx, 3ds, ply, ...) into `out`,
 // every node's transform applied, in metres: a Collada file's <unit meter="…"> is applied and its
 // Z-up axis kept (a Y_UP file is turned Z-up), then `scale` (SDF
 // <scale>). Only the submesh named `shape.submesh` when it is not empty. Returns an empty
-// string, or why the mesh could not be read (naming the file).
+// string, or why the mesh could not be read (naming the file; a file that is no regular file,
+// or is empty or larger than kMaxMeshFileBytes, is refused before it is opened for reading).
 std::string load(const components::MeshShape& shape, const ignition::math::Vector3d& scale,
                  TriMesh& out);
 

@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -123,6 +124,21 @@ TEST(Mesh, UnreadableFilesSayWhich) {
   const auto bad = write("bad.dae", "<COLLADA>not a mesh");
   EXPECT_THAT(load(bad, {1, 1, 1}, m),
               ::testing::HasSubstr("mesh '" + bad.path + "' could not be read"));
+  const auto empty = write("empty.stl", "");
+  EXPECT_EQ(load(empty, {1, 1, 1}, m), "mesh '" + empty.path + "' is empty (0 bytes)");
+}
+
+// A FIFO named as a mesh (a visual the ray caster reads, a collision physics reads) is refused
+// at once: assimp's open would wait for a writer forever.
+TEST(Mesh, AFifoIsRefusedWithoutBlocking) {
+  components::MeshShape s;
+  s.path = (fs::path(::testing::TempDir()) / ("mesh_fifo_" + std::to_string(::getpid()) + ".stl"))
+               .string();
+  fs::remove(s.path);
+  ASSERT_EQ(::mkfifo(s.path.c_str(), 0600), 0);
+  TriMesh m;
+  EXPECT_THAT(load(s, {1, 1, 1}, m), ::testing::HasSubstr("is a FIFO"));
+  fs::remove(s.path);
 }
 
 TEST(Mesh, MshIsMujocosLayout) {
