@@ -180,7 +180,7 @@ cat >"$tmp/buoyancy.sdf" <<'EOF'
 <?xml version="1.0"?>
 <sdf version="1.9">
   <world name="buoyancy">
-    <plugin filename="gz-sim-sensors-system" name="gz::sim::systems::Sensors"/>
+    <plugin filename="gz-sim-camera-video-recorder-system" name="gz::sim::systems::CameraVideoRecorder"/>
     <plugin filename="gz-sim-environment-preload-system" name="gz::sim::systems::EnvironmentPreload"/>
     <model name="sub">
       <link name="body">
@@ -196,7 +196,7 @@ expect 1 "run: missing systems refused" "$kestrel" run "$tmp/buoyancy.sdf" --no-
 contains "run: names the world system" "$tmp/err" "$tmp/buoyancy.sdf:5: [buoyancy] plugin 'gz::sim::systems::EnvironmentPreload'"
 contains "run: names the model system" "$tmp/err" "$tmp/buoyancy.sdf:10: [buoyancy::sub] plugin 'gz::sim::systems::OpticalTactilePlugin'"
 contains "run: says how to run anyway" "$tmp/err" "--allow-missing-systems"
-if grep -q "Sensors" "$tmp/err"; then echo "FAIL: a rendering-only system blocked"; fails=$((fails+1)); fi
+if grep -q "CameraVideoRecorder" "$tmp/err"; then echo "FAIL: a rendering-only system blocked"; fails=$((fails+1)); fi
 expect 1 "check: missing systems are errors" "$kestrel" check "$tmp/buoyancy.sdf"
 expect 0 "check --allow-missing-systems" "$kestrel" check --allow-missing-systems "$tmp/buoyancy.sdf"
 expect 0 "run --allow-missing-systems" "$kestrel" run "$tmp/buoyancy.sdf" --no-transport \
@@ -204,7 +204,7 @@ expect 0 "run --allow-missing-systems" "$kestrel" run "$tmp/buoyancy.sdf" --no-t
 contains "run: start lists what runs without" "$tmp/out" "kestrel: runs without 3 systems it declares:"
 contains "run: end lists what ran without" "$tmp/out" "kestrel: ran without 3 systems it declares:"
 contains "run: the missing one with its line" "$tmp/out" "gz::sim::systems::OpticalTactilePlugin on buoyancy::sub ($tmp/buoyancy.sdf:10)"
-[ "$(grep -c "gz::sim::systems::Sensors' (filename" "$tmp/err")" -eq 1 ] ||
+[ "$(grep -c "gz::sim::systems::CameraVideoRecorder' (filename" "$tmp/err")" -eq 1 ] ||
   { echo "FAIL: the rendering-only system is reported once"; fails=$((fails+1)); }
 
 # A misspelt flag or command: the closest one and the command's --help.

@@ -173,9 +173,10 @@ External load_external(const PluginDecl& p, const std::vector<fs::path>& dirs) {
 
 namespace {
 
-// Gazebo systems that only serve a GUI or rendering (normalized class names).
-constexpr std::string_view kRenderOnly[] = {"sensors", "cameravideorecorder", "logvideorecorder",
-                                            "shaderparam", "label"};
+// Gazebo systems that only serve a GUI or rendering, and that Kestrel does not build in
+// (normalized class names).
+constexpr std::string_view kRenderOnly[] = {"cameravideorecorder", "logvideorecorder",
+                                            "shaderparam"};
 
 }  // namespace
 
@@ -251,8 +252,9 @@ void resolve_plugins(std::span<const PluginDecl> plugins, const ecs::Registry& r
       if (!render_only_reported.insert(by_name.empty() ? by_file : by_name).second) continue;
       findings.warning(p.file, p.line, entity_name(p.entity),
                        "plugin '" + p.name + "' (filename '" + p.filename +
-                           "') only serves a GUI or rendering, which Kestrel does not do: the "
-                           "world runs without it (reported once)");
+                           "') only serves Gazebo's GUI or its OGRE rendering (video recording, "
+                           "shader parameters), which Kestrel does not have: the world runs "
+                           "without it (reported once)");
       continue;
     }
     std::string searched;

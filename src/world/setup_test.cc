@@ -129,20 +129,21 @@ TEST(PluginResolution, UnresolvedPluginIsAnErrorUnlessMissingSystemsAreAllowed) 
   EXPECT_EQ(s->findings.count(Severity::kError), 1u) << "--strict wins";
 }
 
-// A system that only serves rendering (Gazebo's Sensors, for cameras) is reported once and
-// does not block, however often it is declared.
+// A system that only serves Gazebo's GUI or OGRE rendering (CameraVideoRecorder) is reported
+// once and does not block, however often it is declared.
 TEST(PluginResolution, RenderOnlySystemsAreReportedOnceAndDoNotBlock) {
   auto p = plan(
-      "<plugin filename='gz-sim-sensors-system' name='gz::sim::systems::Sensors'>"
-      "<render_engine>ogre2</render_engine></plugin>\n"
-      "<plugin filename='libignition-gazebo6-sensors-system.so' "
-      "name='ignition::gazebo::systems::Sensors'/>" +
+      "<plugin filename='gz-sim-camera-video-recorder-system' "
+      "name='gz::sim::systems::CameraVideoRecorder'/>\n"
+      "<plugin filename='libignition-gazebo6-camera-video-recorder-system.so' "
+      "name='ignition::gazebo::systems::CameraVideoRecorder'/>" +
       model(""));
   const std::string m = messages(p->findings);
   EXPECT_EQ(p->findings.count(Severity::kError), 0u) << m;
   EXPECT_EQ(p->findings.count(Severity::kWarning), 1u) << m;
-  EXPECT_THAT(m, HasSubstr("warning: w.sdf:1: [w] plugin 'gz::sim::systems::Sensors' (filename "
-                           "'gz-sim-sensors-system') only serves a GUI or rendering"));
+  EXPECT_THAT(m, HasSubstr("warning: w.sdf:1: [w] plugin 'gz::sim::systems::CameraVideoRecorder' "
+                           "(filename 'gz-sim-camera-video-recorder-system') only serves "
+                           "Gazebo's GUI or its OGRE rendering"));
   EXPECT_EQ(p->missing.size(), 2u);
 }
 

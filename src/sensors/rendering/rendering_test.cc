@@ -299,7 +299,8 @@ TEST(Camera, BadParametersAreErrors) {
   fails("<image><format>BAYER_RGGB8</format></image>", "<format> 'BAYER_RGGB8' is not supported");
   fails("<clip><near>2</near><far>1</far></clip>", "near (2.000000) must be less than far");
   fails("<horizontal_fov>4</horizontal_fov>", "<horizontal_fov> must be in (0, pi)");
-  fails("<imag/>", "unknown parameter <imag>");
+  // (a near-miss such as <imag> is the loader's error first: "did you mean <image>?")
+  fails("<frobnicate/>", "unknown parameter <frobnicate>");
 }
 
 // Three labelled boxes side by side (labels 3, 7 and 7) and an unlabelled floor below.
