@@ -3,6 +3,8 @@
 #include <tinyxml2.h>
 
 #include <cctype>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -231,6 +233,14 @@ void Sources::scan(const std::string& key, const std::string& display, const std
                                 "and dots, such as 1.9)");
     }
   }
+  // libsdformat 12 renames, in files older than SDF 1.7, a joint whose name a sibling link or
+  // model already has (to NAME_joint, with a warning); SDF 1.7 made it an error.
+  std::string renaming_version;
+  if (const char* v = doc.RootElement()->Attribute("version"); v && *v) {
+    const int major = std::atoi(v);
+    const char* dot = std::strchr(v, '.');
+    if (major < 1 || (major == 1 && (dot ? std::atoi(dot + 1) : 0) < 7)) renaming_version = v;
+  }
   File& file = files_[key];
   file.display = display;
   order_.push_back(key);
@@ -261,11 +271,36 @@ void Sources::scan(const std::string& key, const std::string& display, const std
     }
     // Duplicate sibling names.
     std::map<std::pair<std::string, std::string>, int> seen;
+    // In a file older than SDF 1.7 joints come second, unique among themselves, and one whose
+    // name a link or model has is renamed by libsdformat (a warning).
+    const auto renamed = [&](const std::string& tag) {
+      return !renaming_version.empty() && tag == "joint";
+    };
+    std::vector<const tinyxml2::XMLElement*> children;
     for (auto* c = x->FirstChildElement(); c; c = c->NextSiblingElement()) {
+      if (!renamed(c->Name())) children.push_back(c);
+    }
+    for (auto* c = x->FirstChildElement(); c; c = c->NextSiblingElement()) {
+      if (renamed(c->Name())) children.push_back(c);
+    }
+    for (const auto* c : children) {
       const std::string tag = c->Name();
       const char* n = c->Attribute("name");
       if (!n || !is_named_kind(tag)) continue;
-      const std::string kind = is_frame_kind(tag) ? "frame" : tag;
+      if (renamed(tag)) {
+        const auto other = seen.find({"frame", n});
+        if (other != seen.end() && !seen.count({tag, n})) {
+          findings.warning(display, c->GetLineNum(), "",
+                           "<" + tag + " name='" + n + "'> has the name of a sibling declared at " +
+                               "line " + std::to_string(other->second) +
+                               ": libsdformat renames it '" + n + "_" + tag +
+                               "' in a file older than SDF 1.7 (this one is SDF " +
+                               renaming_version + "); refer to it by that name");
+          seen.emplace(std::make_pair(tag, std::string(n)), c->GetLineNum());
+          continue;
+        }
+      }
+      const std::string kind = is_frame_kind(tag) && !renamed(tag) ? "frame" : tag;
       auto [it, inserted] = seen.emplace(std::make_pair(kind, std::string(n)), c->GetLineNum());
       if (!inserted) {
         duplicates_found_ = true;

@@ -271,6 +271,36 @@ TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {
   EXPECT_THAT(m, HasSubstr("placeholder value '__default__'"));
 }
 
+// libsdformat 12 renames a joint that has a sibling link's name in a file older than SDF 1.7
+// (PX4's rover_differential, SDF 1.6, names its caster joint after the caster link); in 1.7 and
+// later it is an error, and two joints of one name are an error in every version.
+TEST(WorldLoader, PreSdf17JointNamedLikeALinkIsRenamedAsLibsdformatDoes) {
+  const auto model = [](const std::string& version, const std::string& extra) {
+    return "<?xml version='1.0'?><sdf version='" + version +
+           "'><world name='w'><model name='m'><link name='a'>" + kInertial +
+           "</link><joint name='b' type='ball'><parent>a</parent><child>b</child></joint><link "
+           "name='b'>" +
+           kInertial + "</link>" + extra + "</model></world></sdf>";
+  };
+  auto old = load(model("1.6", ""));
+  const std::string m = messages(old->d);
+  EXPECT_EQ(old->d.findings.count(Severity::kError), 0u) << m;
+  EXPECT_THAT(m, HasSubstr("test.sdf:2: <joint name='b'> has the name of a sibling declared at "
+                           "line 2: libsdformat renames it 'b_joint' in a file older than SDF 1.7 "
+                           "(this one is SDF 1.6)"));
+  EXPECT_NE(old->reg.find_scoped("w::m::b_joint"), ecs::kNullEntity);
+  EXPECT_NE(old->reg.find_scoped("w::m::b"), ecs::kNullEntity);
+
+  auto twice = load(model("1.6",
+                          "<joint name='b' type='ball'><parent>a</parent><child>b</child>"
+                          "</joint>"));
+  EXPECT_THAT(messages(twice->d), HasSubstr("duplicate name 'b': <joint>"));
+
+  auto current = load(model("1.7", ""));
+  EXPECT_THAT(messages(current->d), HasSubstr("duplicate name 'b'"));
+  EXPECT_GE(current->d.findings.count(Severity::kError), 1u);
+}
+
 // An element SDF does not define where it stands, within a small edit distance of one it does,
 // is a misspelling: an error naming its line and the element meant (a warning would let the run
 // use the default: 1 kg, 1 ms). Other unknown elements stay warnings.
