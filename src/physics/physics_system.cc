@@ -1,6 +1,7 @@
 // The Physics system: owns a PhysicsEngine, rebuilds it on structural change, steps it.
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -491,11 +492,22 @@ class PhysicsSystem final : public System,
     }
   }
 
+  // The CPUs this process may run on (its affinity mask: `taskset -c 0` gives 1), which
+  // std::thread::hardware_concurrency() ignores.
+  static unsigned usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+      return static_cast<unsigned>(CPU_COUNT(&set));
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+  }
+
   // <threads> of the Physics <plugin>: how many threads step islands (1 to 256); absent: the
-  // machine's hardware threads.
+  // CPUs the process may run on.
   static unsigned threads_parameter(const Element& config) {
     const Element* t = config.child("threads");
-    if (!t) return std::max(1u, std::thread::hardware_concurrency());
+    if (!t) return usable_cpus();
     std::size_t used = 0;
     int n = 0;
     try {
