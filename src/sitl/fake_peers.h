@@ -72,6 +72,8 @@ struct FakePx4 {
             a.controls[1] = std::nanf("");  // must not reach the motors as NaN
             a.mode = static_cast<std::uint8_t>(mav::mav_mode_flag::kSafetyArmed);
             reply = a;
+          } else {
+            ++unanswered;
           }
         }
         if (auto g = mav::decode<mav::HilGps>(f)) {
@@ -106,6 +108,7 @@ struct FakePx4 {
   mav::HilStateQuaternion state;
   mav::DistanceSensor distance;
   int sensors = 0, gpss = 0, distances = 0;
+  int unanswered = 0;  // HIL_SENSORs received while `answer` was false
   std::uint64_t distance_sensor_usec = 0;
   bool went_back = false;  // a HIL_SENSOR time_usec not after the previous one
   // With keep_log (set before the first message): every HIL_SENSOR and HIL_GPS, and every
