@@ -14,6 +14,7 @@
 #include <ignition/msgs/vector3d.pb.h>
 
 #include <mutex>
+#include <optional>
 
 #include "kestrel/components/messages.h"
 #include "kestrel/components/multicopter.h"
@@ -231,6 +232,7 @@ struct Bridges::Impl {
 
   // Publishes the TopicOutputs entries whose sequence moved since they were last published.
   std::map<std::tuple<ecs::Entity, int, std::size_t>, std::uint64_t> published;
+  std::map<ecs::Entity, std::optional<c::MissionState>> mission_sent;  // last state published
   // (Sequence 0 is "nothing yet", also after a reset rewound it.)
   bool advanced(ecs::Entity e, int kind, std::size_t i, std::uint64_t sequence) {
     auto& last = published[{e, kind, i}];
@@ -487,6 +489,25 @@ void Bridges::post_update(const UpdateInfo& info, const ecs::Registry& r) {
         }
       });
   impl_->publish_outputs(r);
+  // The mission's progress on its state topic, when its phase, item or waypoint changes.
+  r.each<c::MissionState, c::MissionStateTopic>(
+      [&](ecs::Entity e, const c::MissionState& s, const c::MissionStateTopic& t) {
+        if (t.topic.empty()) return;
+        auto& last = impl_->mission_sent[e];
+        if (last && last->phase == s.phase && last->item == s.item &&
+            last->waypoint == s.waypoint && last->reason == s.reason) {
+          return;  // every step: nothing built unless something changed
+        }
+        last = s;
+        std::string text = std::string("phase ") + c::mission_phase_name(s.phase) + ", item " +
+                           std::to_string(s.item) + ", waypoint " + std::to_string(s.waypoint) +
+                           " of " + std::to_string(s.waypoint_count);
+        if (!s.reason.empty()) text += ": " + s.reason;
+        msgs::StringMsg m;
+        stamp(m.mutable_header(), now);
+        m.set_data(text);
+        impl_->publish(t.topic, m);
+      });
   r.each<c::Battery, c::BatteryTopic>(
       [&](ecs::Entity, const c::Battery& b, const c::BatteryTopic& t) {
         if (t.topic.empty()) return;

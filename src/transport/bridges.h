@@ -10,6 +10,8 @@
 //   out: RotorVelocities -> ignition::msgs::Actuators on RotorVelocityTopic (+ per rotor Double)
 //        Battery         -> ignition::msgs::BatteryState on BatteryTopic (status CHARGING,
 //                           FULL, DISCHARGING or NOT_CHARGING)
+//        MissionState    -> ignition::msgs::StringMsg on MissionStateTopic, when its phase,
+//                           item or waypoint changes
 // Incoming messages are applied at the next step boundary (Runner::post), so a run is
 // deterministic for a given sequence of applied commands. A message replaced by a newer one
 // before it was applied is counted as dropped.

@@ -8,7 +8,12 @@
 #include <ignition/msgs/int32.pb.h>
 #include <ignition/msgs/odometry.pb.h>
 #include <ignition/msgs/pose_v.pb.h>
+#include <ignition/msgs/stringmsg.pb.h>
 #include <ignition/msgs/twist.pb.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "kestrel/components/messages.h"
 #include "transport/common_test.h"
@@ -191,6 +196,55 @@ TEST_F(VehicleBridgeTest, MotorFailureNumberThroughGazebosTopic) {
   }
   ASSERT_TRUE(applied);
   EXPECT_EQ(input().first, 1);
+}
+
+// The mission's progress on its state topic (MulticopterMission's <topic>, default
+// /model/MODEL/mission/state): an ignition.msgs.StringMsg each time its phase, item or waypoint
+// changes, ending "phase completed". The demo world runs as fast as it can, so the test resets it
+// until the subscription is connected (a reset sends the mission back to "phase idle").
+TEST_F(VehicleBridgeTest, MissionStateOnItsTopic) {
+  std::ifstream in(std::string(KESTREL_SOURCE_DIR) + "/worlds/x3_mission.sdf");
+  std::stringstream text;
+  text << in.rdbuf();
+  world_text_ = text.str();
+  const auto at = world_text_.find("<world name=\"x3_mission\">");
+  ASSERT_NE(at, std::string::npos);
+  world_text_.replace(at, 25, "<world name=\"tw\">");
+  start(false);
+  struct Seen {
+    std::mutex m;
+    std::vector<std::string> texts;
+  };
+  auto seen = std::make_shared<Seen>();
+  std::function<void(const msgs::StringMsg&)> cb = [seen](const msgs::StringMsg& msg) {
+    std::lock_guard lock(seen->m);
+    seen->texts.push_back(msg.data());
+  };
+  ASSERT_TRUE(node_->Subscribe("/model/x3/mission/state", cb));
+  Unsubscribe unsubscribe{node_.get(), {"/model/x3/mission/state"}};
+  const auto texts = [&] {
+    std::lock_guard lock(seen->m);
+    return seen->texts;
+  };
+  for (int i = 0; i < 100 && texts().empty(); ++i) {
+    ASSERT_TRUE(control("reset { all: true }"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(texts().empty()) << "no mission state arrived";
+  ASSERT_TRUE(wait_for([&](sim::Runner&) {
+    const auto t = texts();
+    return !t.empty() && t.back().starts_with("phase completed");
+  }));
+  const auto t = texts();
+  for (const auto& s : t) {
+    EXPECT_TRUE(s.starts_with("phase ") && s.find(", item ") != std::string::npos &&
+                s.find(", waypoint ") != std::string::npos)
+        << s;
+  }
+  for (std::size_t k = 1; k < t.size(); ++k) EXPECT_NE(t[k], t[k - 1]) << "sent without a change";
+  EXPECT_NE(std::find_if(t.begin(), t.end(),
+                         [](const std::string& s) { return s.starts_with("phase waypoint"); }),
+            t.end());
 }
 
 }  // namespace
