@@ -184,6 +184,8 @@ void Scene::build(const ecs::Registry& r) {
     if (const auto* l = r.try_get<c::SemanticLabel>(e)) o.label = l->value;
     const auto* X_LO = r.try_get<c::Pose>(e);
     const Pose3d X = X_LO ? X_LO->value : Pose3d::Zero;
+    o.pose = X;
+    if (visuals) o.vertices = mesh.vertices;
     const auto index = static_cast<std::uint32_t>(objects_.size());
     objects_.push_back(o);
     // Static links go, in world coordinates, into one instance that never moves (its

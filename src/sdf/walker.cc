@@ -80,17 +80,30 @@ c::Geometry geometry(const ::sdf::Geometry& g) {
 
 // Sensor types Kestrel has data handling for (systems may or may not be built yet).
 bool known_sensor_type(std::string_view t) {
-  static constexpr std::string_view kKnown[] = {"imu",          "magnetometer",
-                                                "air_pressure", "altimeter",
-                                                "navsat",       "gps",
-                                                "air_speed",    "contact",
-                                                "force_torque", "camera",
-                                                "depth_camera", "depth",
-                                                "rgbd_camera",  "rgbd",
-                                                "gpu_lidar",    "gpu_ray",
-                                                "lidar",        "ray",
-                                                "cpu_lidar",    "logical_camera",
-                                                "segmentation", "segmentation_camera"};
+  static constexpr std::string_view kKnown[] = {"imu",
+                                                "magnetometer",
+                                                "air_pressure",
+                                                "altimeter",
+                                                "navsat",
+                                                "gps",
+                                                "air_speed",
+                                                "contact",
+                                                "force_torque",
+                                                "camera",
+                                                "depth_camera",
+                                                "depth",
+                                                "rgbd_camera",
+                                                "rgbd",
+                                                "gpu_lidar",
+                                                "gpu_ray",
+                                                "lidar",
+                                                "ray",
+                                                "cpu_lidar",
+                                                "logical_camera",
+                                                "segmentation",
+                                                "segmentation_camera",
+                                                "boundingbox_camera",
+                                                "boundingbox"};
   for (std::string_view k : kKnown) {
     if (t == k) return true;
   }

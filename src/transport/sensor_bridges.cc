@@ -3,6 +3,8 @@
 // (components::SensorFault), and a NavSat sample without a fix is not published.
 // AirSpeedReading is not published: ignition-msgs 8 has no air speed message.
 #include <ignition/msgs/altimeter.pb.h>
+#include <ignition/msgs/annotated_axis_aligned_2d_box_v.pb.h>
+#include <ignition/msgs/annotated_oriented_3d_box_v.pb.h>
 #include <ignition/msgs/camera_info.pb.h>
 #include <ignition/msgs/contacts.pb.h>
 #include <ignition/msgs/fluid_pressure.pb.h>
@@ -131,6 +133,38 @@ std::unique_ptr<msgs::PointCloudPacked> points_msg(const c::CameraReading& x) {
   return m;
 }
 
+// gz-sensors' BoundingBoxCameraSensor: corners in pixels; 3D boxes in the camera's view frame.
+std::unique_ptr<msgs::AnnotatedAxisAligned2DBox_V> boxes_2d_msg(const c::CameraReading& x) {
+  auto m = std::make_unique<msgs::AnnotatedAxisAligned2DBox_V>();
+  header(m->mutable_header(), x.stamp, x.frame_id);
+  for (const auto& b : x.boxes_2d) {
+    auto* a = m->add_annotated_box();
+    a->set_label(static_cast<std::uint32_t>(b.label));
+    a->mutable_box()->mutable_min_corner()->set_x(b.min_x);
+    a->mutable_box()->mutable_min_corner()->set_y(b.min_y);
+    a->mutable_box()->mutable_max_corner()->set_x(b.max_x);
+    a->mutable_box()->mutable_max_corner()->set_y(b.max_y);
+  }
+  return m;
+}
+
+std::unique_ptr<msgs::AnnotatedOriented3DBox_V> boxes_3d_msg(const c::CameraReading& x) {
+  auto m = std::make_unique<msgs::AnnotatedOriented3DBox_V>();
+  header(m->mutable_header(), x.stamp, x.frame_id);
+  for (const auto& b : x.boxes_3d) {
+    auto* a = m->add_annotated_box();
+    a->set_label(static_cast<std::uint32_t>(b.label));
+    vec(b.center, a->mutable_box()->mutable_center());
+    vec(b.size, a->mutable_box()->mutable_boxsize());
+    auto* q = a->mutable_box()->mutable_orientation();
+    q->set_w(b.orientation.W());
+    q->set_x(b.orientation.X());
+    q->set_y(b.orientation.Y());
+    q->set_z(b.orientation.Z());
+  }
+  return m;
+}
+
 std::unique_ptr<msgs::LaserScan> scan_msg(const c::LidarReading& x) {
   auto m = std::make_unique<msgs::LaserScan>();
   header(m->mutable_header(), x.stamp, x.frame_id);
@@ -199,7 +233,7 @@ struct SensorPublisher::Impl {
   // Rendering sensors publish on several topics each.
   struct SeenMany {
     std::uint64_t sequence = 0;
-    Outbox::Channel* ch[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    Outbox::Channel* ch[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   };
   std::unordered_map<ecs::Entity, SeenMany> seen_many;
 
@@ -218,6 +252,8 @@ struct SensorPublisher::Impl {
             s.ch[2] = open(t.depth_image, msgs::Image().GetTypeName());
             s.ch[3] = open(t.points, msgs::PointCloudPacked().GetTypeName());
             s.ch[4] = open(t.labels_map, msgs::Image().GetTypeName());
+            s.ch[5] = open(t.boxes, t.boxes_3d ? msgs::AnnotatedOriented3DBox_V().GetTypeName()
+                                               : msgs::AnnotatedAxisAligned2DBox_V().GetTypeName());
           }
           if (x.sequence == s.sequence) return;
           s.sequence = x.sequence;
@@ -226,6 +262,13 @@ struct SensorPublisher::Impl {
           if (listening(s.ch[2])) outbox.send(s.ch[2], image_msg(x.depth, x.stamp, x.frame_id));
           if (listening(s.ch[3])) outbox.send(s.ch[3], points_msg(x));
           if (listening(s.ch[4])) outbox.send(s.ch[4], image_msg(x.labels, x.stamp, x.frame_id));
+          if (listening(s.ch[5])) {
+            if (t.boxes_3d) {
+              outbox.send(s.ch[5], boxes_3d_msg(x));
+            } else {
+              outbox.send(s.ch[5], boxes_2d_msg(x));
+            }
+          }
         });
     r.each<c::LidarReading, c::LidarTopics>(
         [&](ecs::Entity e, const c::LidarReading& x, const c::LidarTopics& t) {

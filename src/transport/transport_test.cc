@@ -2,13 +2,14 @@
 // Runs inside the private network namespace (ctest runs under scripts/netns), each test on its
 // own IGN_PARTITION. Waits poll the world's state with a generous deadline; no test asserts on
 // durations.
-#include <net/if.h>
-#include <sys/socket.h>
-
+#include <ignition/msgs/annotated_axis_aligned_2d_box_v.pb.h>
+#include <ignition/msgs/annotated_oriented_3d_box_v.pb.h>
 #include <ignition/msgs/camera_info.pb.h>
 #include <ignition/msgs/image.pb.h>
 #include <ignition/msgs/laserscan.pb.h>
 #include <ignition/msgs/pointcloud_packed.pb.h>
+#include <net/if.h>
+#include <sys/socket.h>
 
 #include <cmath>
 #include <cstring>
@@ -509,7 +510,7 @@ TEST_F(TransportTest, CameraImagesInfoAndPointsAsGazeboPublishesThem) {
     cam = r.registry().create(r.registry().child_by_name(box, "body"));
     r.registry().add<c::Name>(cam, "cam");
     r.registry().add<c::CameraTopics>(
-        cam, c::CameraTopics{"/t/depth", "/t/camera_info", "", "/t/depth/points", ""});
+        cam, c::CameraTopics{"/t/depth", "/t/camera_info", "", "/t/depth/points", "", "", false});
   });
   auto write = [&](sim::Runner& r, std::uint64_t seq) {
     c::CameraReading x;
@@ -559,6 +560,49 @@ TEST_F(TransportTest, CameraImagesInfoAndPointsAsGazeboPublishesThem) {
   std::memcpy(&x0, pts.data().data() + pts.field(0).offset(), 4);
   EXPECT_EQ(x0, 2.5f);
   EXPECT_EQ(static_cast<std::uint8_t>(pts.data()[pts.field(3).offset()]), 30);  // B first
+}
+
+TEST_F(TransportTest, BoundingBoxesAsGazeboPublishesThem) {
+  ecs::Entity cam2 = ecs::kNullEntity, cam3 = ecs::kNullEntity;
+  start(false, [&](sim::Runner& r) {
+    const auto box = r.registry().child_by_name(r.world(), "box");
+    for (auto [e, name, three] : {std::tuple{&cam2, "bb2", false}, {&cam3, "bb3", true}}) {
+      *e = r.registry().create(r.registry().child_by_name(box, "body"));
+      r.registry().add<c::Name>(*e, name);
+      c::CameraTopics t;
+      t.boxes = std::string("/t/") + name;
+      t.image = t.boxes + "_image";
+      t.boxes_3d = three;
+      r.registry().add<c::CameraTopics>(*e, t);
+    }
+  });
+  auto write = [&](sim::Runner& r, std::uint64_t seq) {
+    c::CameraReading x;
+    x.sequence = seq;
+    x.frame_id = "box::body::bb";
+    x.image.width = 1, x.image.height = 1, x.image.data = {0, 255, 0};
+    x.boxes_2d = {{3, 10, 20, 30.5, 40}};
+    r.registry().set<c::CameraReading>(cam2, x);
+    x.boxes_2d.clear();
+    x.boxes_3d = {{7, {0, 0.5, -3}, {1, 2, 0.5}, {0.5, -0.5, 0.5, 0.5}}};
+    r.registry().set<c::CameraReading>(cam3, x);
+  };
+  const auto b2 = receive<msgs::AnnotatedAxisAligned2DBox_V>(*node_, *runner_, "/t/bb2", write);
+  ASSERT_EQ(b2.annotated_box_size(), 1);
+  EXPECT_EQ(b2.annotated_box(0).label(), 3u);
+  EXPECT_EQ(b2.annotated_box(0).box().min_corner().x(), 10);
+  EXPECT_EQ(b2.annotated_box(0).box().min_corner().y(), 20);
+  EXPECT_EQ(b2.annotated_box(0).box().max_corner().x(), 30.5);
+  EXPECT_EQ(b2.annotated_box(0).box().max_corner().y(), 40);
+  EXPECT_EQ(b2.header().data(0).value(0), "box::body::bb");
+  const auto b3 = receive<msgs::AnnotatedOriented3DBox_V>(*node_, *runner_, "/t/bb3", write);
+  ASSERT_EQ(b3.annotated_box_size(), 1);
+  EXPECT_EQ(b3.annotated_box(0).label(), 7u);
+  EXPECT_EQ(b3.annotated_box(0).box().center().z(), -3);
+  EXPECT_EQ(b3.annotated_box(0).box().boxsize().y(), 2);
+  EXPECT_EQ(b3.annotated_box(0).box().orientation().x(), -0.5);
+  const auto img = receive<msgs::Image>(*node_, *runner_, "/t/bb2_image", write);
+  EXPECT_EQ(img.pixel_format_type(), msgs::PixelFormatType::RGB_INT8);
 }
 
 TEST_F(TransportTest, LidarScanAndPointsAsGazeboPublishesThem) {

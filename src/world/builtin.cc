@@ -49,7 +49,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"Contact", &sensors::make_contact_system, false, "contact"},
       {"Sensors", &sensors::make_rendering_system, false,
        "camera depth_camera depth rgbd_camera rgbd segmentation segmentation_camera gpu_lidar "
-       "gpu_ray"},
+       "gpu_ray boundingbox_camera boundingbox"},
       {"CpuLidar", &sensors::make_cpu_lidar_system, false, "lidar ray cpu_lidar"},
       {"LogicalCamera", &sensors::make_logical_camera_system, false, "logical_camera"},
       {"Label", &sensors::make_label_system, false, ""},

@@ -9,10 +9,9 @@
 /// top, columns from the left. SI units.
 
 #include <cstdint>
+#include <ignition/math/Pose3.hh>
 #include <string>
 #include <vector>
-
-#include <ignition/math/Pose3.hh>
 
 #include "kestrel/core/time.h"
 
@@ -47,7 +46,10 @@ enum class PixelFormat : std::uint8_t {
   kRFloat32,  ///< R_FLOAT32: 4-byte float, little endian (depth [m])
 };
 inline std::uint32_t bytes_per_pixel(PixelFormat f) {
-  return f == PixelFormat::kRgbInt8 ? 3 : f == PixelFormat::kLInt8 ? 1 : f == PixelFormat::kLInt16 ? 2 : 4;
+  return f == PixelFormat::kRgbInt8  ? 3
+         : f == PixelFormat::kLInt8  ? 1
+         : f == PixelFormat::kLInt16 ? 2
+                                     : 4;
 }
 
 /// One image: row-major from the top-left pixel, rows of width · bytes_per_pixel bytes.
@@ -68,6 +70,21 @@ struct CameraInfo {
   double tx = 0, ty = 0;  ///< projection translation [px·m]
 };
 
+/// An axis-aligned image box (ignition::msgs::AnnotatedAxisAligned2DBox): pixel coordinates,
+/// x from the left, y from the top, of the first and last pixel rows/columns (gz-rendering's).
+struct Box2D {
+  int label = 0;
+  double min_x = 0, min_y = 0, max_x = 0, max_y = 0;
+};
+
+/// An oriented box (ignition::msgs::AnnotatedOriented3DBox) in gz-rendering's view frame of
+/// the camera: x right, y up, z backwards (a point ahead of the camera has z < 0) [m].
+struct Box3D {
+  int label = 0;
+  ignition::math::Vector3d center, size;
+  ignition::math::Quaterniond orientation;
+};
+
 /// Sample of a camera, depth_camera or rgbd_camera (and segmentation's colour map).
 struct CameraReading {
   Duration stamp{0};
@@ -84,11 +101,17 @@ struct CameraReading {
   /// (rgbd) or the depth as grey (depth_camera, as Gazebo does).
   std::vector<float> points;
   std::vector<std::uint8_t> point_rgb;
+  /// boundingbox_camera (2d / visible_2d and full_2d box types): one box per labelled model
+  /// seen, corners in pixels. `image` is then the colour image with the boxes drawn in green.
+  std::vector<Box2D> boxes_2d;
+  std::vector<Box3D> boxes_3d;  ///< boundingbox_camera, box type 3d
 };
 
 /// Topics of a camera-type sensor (empty: not published).
 struct CameraTopics {
   std::string image, camera_info, depth_image, points, labels_map;
+  std::string boxes;      ///< boundingbox_camera: its boxes
+  bool boxes_3d = false;  ///< the boxes are 3D (AnnotatedOriented3DBox_V), else 2D
 };
 
 /// Sample of a lidar (gpu_lidar, gpu_ray, lidar, ray, cpu_lidar; ignition::msgs::LaserScan).
@@ -96,12 +119,12 @@ struct LidarReading {
   Duration stamp{0};
   std::uint64_t sequence = 0;
   std::string frame_id;
-  ignition::math::Pose3d world_pose;  ///< X_WS of the sensor at the sample
+  ignition::math::Pose3d world_pose;                    ///< X_WS of the sensor at the sample
   double angle_min = 0, angle_max = 0, angle_step = 0;  ///< horizontal [rad], inclusive
-  std::uint32_t count = 0;                               ///< rays per ring
+  std::uint32_t count = 0;                              ///< rays per ring
   double vertical_angle_min = 0, vertical_angle_max = 0, vertical_angle_step = 0;  ///< [rad]
-  std::uint32_t vertical_count = 1;                                                 ///< rings
-  double range_min = 0, range_max = 0;  ///< [m]
+  std::uint32_t vertical_count = 1;                                                ///< rings
+  double range_min = 0, range_max = 0;                                             ///< [m]
   /// vertical_count × count ranges [m], ring by ring from the lowest: noise applied, then
   /// clamped to [range_min, range_max]; +inf where nothing was hit, -inf nearer than range_min.
   std::vector<double> ranges;
@@ -115,8 +138,8 @@ struct LidarTopics {
 
 /// A model a logical camera sees.
 struct LogicalCameraModel {
-  std::string name;               ///< scoped name without the world ("model" or "m::nested")
-  ignition::math::Pose3d pose;    ///< X_SM: model pose in the sensor frame
+  std::string name;             ///< scoped name without the world ("model" or "m::nested")
+  ignition::math::Pose3d pose;  ///< X_SM: model pose in the sensor frame
 };
 
 /// Sample of a logical_camera (ignition::msgs::LogicalCameraImage).
@@ -124,7 +147,7 @@ struct LogicalCameraReading {
   Duration stamp{0};
   std::uint64_t sequence = 0;
   std::string frame_id;
-  ignition::math::Pose3d pose;  ///< X_WS
+  ignition::math::Pose3d pose;             ///< X_WS
   std::vector<LogicalCameraModel> models;  ///< models whose origin lies in the frustum
 };
 

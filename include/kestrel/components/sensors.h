@@ -223,6 +223,8 @@ inline constexpr SensorFaultTarget kSensorFaultTargets[] = {
     {"rgbd", 0, "", true},
     {"segmentation", 0, "", false},
     {"segmentation_camera", 0, "", false},
+    {"boundingbox_camera", 0, "", false},
+    {"boundingbox", 0, "", false},
     {"gpu_lidar", 0, "", true},
     {"gpu_ray", 0, "", true},
     {"lidar", 0, "", true},

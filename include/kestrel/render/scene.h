@@ -61,7 +61,11 @@ struct SceneObject {
   float diffuse[3] = {0.7f, 0.7f, 0.7f};  ///< material diffuse RGB 0..1 (SDF default grey)
   float ambient[3] = {0.7f, 0.7f, 0.7f};  ///< material ambient RGB 0..1
   std::uint32_t triangles = 0;
-  int label = -1;  ///< components::SemanticLabel of the visual; -1: none (background)
+  int label = -1;               ///< components::SemanticLabel of the visual; -1: none (background)
+  ignition::math::Pose3d pose;  ///< X_LO: the visual's (collision's) pose in its link
+  /// Vertices of its triangles in its own frame (scale applied), xyz: what bounding-box
+  /// cameras project (src/sensors/rendering/boxes.cc).
+  std::vector<float> vertices;
 };
 
 /// A problem met while building (a mesh that could not be read, an empty shape): the object is

@@ -20,6 +20,7 @@
 #include "sensors/common/sensor_system.h"
 #include "sensors/lidar/lidar.h"
 #include "sensors/noise/noise.h"
+#include "sensors/rendering/boxes.h"
 #include "sensors/rendering/checks.h"
 #include "sensors/rendering/rendered_scene.h"
 
@@ -29,7 +30,7 @@ namespace {
 namespace c = components;
 using ignition::math::Pose3d;
 
-enum class CameraKind : std::uint8_t { kCamera, kDepth, kRgbd, kSegmentation };
+enum class CameraKind : std::uint8_t { kCamera, kDepth, kRgbd, kSegmentation, kBoundingBox };
 
 struct CameraInstance {
   ecs::Entity entity = ecs::kNullEntity;
@@ -42,6 +43,7 @@ struct CameraInstance {
   std::uint64_t noise_seed = 0;
   std::uint64_t frames = 0;  // frames sampled, stopped ones included: seeds each frame's noise
   bool panoptic = false;     // segmentation: <segmentation_type> instance/panoptic (else semantic)
+  BoxType box_type = BoxType::kVisible2D;  // boundingbox_camera: <box_type>
 };
 
 // Adds N(mean, scale·stddev) to every colour channel ([0, 1] units) or finite depth [m]; one
@@ -108,7 +110,8 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
  protected:
   bool serves(std::string_view t) const override {
     return t == "camera" || t == "depth_camera" || t == "depth" || t == "rgbd_camera" ||
-           t == "rgbd" || t == "segmentation" || t == "segmentation_camera";
+           t == "rgbd" || t == "segmentation" || t == "segmentation_camera" ||
+           t == "boundingbox_camera" || t == "boundingbox";
   }
 
   CameraInstance make(const SensorContext& ctx, ecs::Registry& r) override {
@@ -121,7 +124,9 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
     cam.kind = type == "camera"                              ? CameraKind::kCamera
                : (type == "depth_camera" || type == "depth") ? CameraKind::kDepth
                : (type == "rgbd_camera" || type == "rgbd")   ? CameraKind::kRgbd
-                                                             : CameraKind::kSegmentation;
+               : (type == "boundingbox_camera" || type == "boundingbox")
+                   ? CameraKind::kBoundingBox
+                   : CameraKind::kSegmentation;
     const Element* ce = sensor_type_element(el, "camera");
     if (cam.kind == CameraKind::kSegmentation && ce) {
       if (const Element* st = ce->child("segmentation_type")) {
@@ -136,8 +141,33 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
         }
       }
     }
+    if (cam.kind == CameraKind::kBoundingBox && ce) {
+      if (const Element* bt = ce->child("box_type")) {
+        // gz-sensors' BoundingBoxCameraSensor::Load names
+        const std::string v = bt->text();
+        if (v == "2d" || v == "visible_2d" || v == "visible_box_2d") {
+          cam.box_type = BoxType::kVisible2D;
+        } else if (v == "full_2d" || v == "full_box_2d") {
+          cam.box_type = BoxType::kFull2D;
+        } else if (v == "3d") {
+          cam.box_type = BoxType::k3D;
+        } else {
+          throw Error(bt->where(),
+                      "<box_type> expected 2d (visible_2d, visible_box_2d), full_2d "
+                      "(full_box_2d) or 3d, found '" +
+                          v + "'");
+        }
+      }
+    }
     cam.params = parse_camera(ce, el.where(),
                               cam.kind == CameraKind::kDepth || cam.kind == CameraKind::kRgbd);
+    if (cam.kind == CameraKind::kBoundingBox && cam.params.noise.type != NoiseParams::Type::kNone) {
+      spdlog::warn(
+          "{}: boundingbox_camera {}: <noise> is ignored (gz-sensors' bounding box "
+          "camera applies none)",
+          cam.params.where, frame);
+      cam.params.noise = NoiseParams{};
+    }
     cam.rays = render::camera_rays(cam.params.model);
     cam.noise_seed = derive_seed(ctx.world_seed, ctx.scoped_name, "image");
     c::CameraTopics topics;
@@ -160,6 +190,13 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
         topics.camera_info = base + "/camera_info";
         break;
       }
+      case CameraKind::kBoundingBox:
+        // gz-sensors: the boxes on the topic, the image with the boxes drawn on topic + "_image"
+        topics.boxes = resolve_topic(r, ctx.entity, *ctx.sensor, "boundingbox");
+        topics.boxes_3d = cam.box_type == BoxType::k3D;
+        topics.image = topics.boxes + "_image";
+        topics.camera_info = camera_info_topic(topics.boxes);
+        break;
       case CameraKind::kSegmentation: {
         const std::string base = resolve_topic(r, ctx.entity, *ctx.sensor, "segmentation");
         topics.image = base + "/colored_map";
@@ -184,6 +221,8 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
     const Pose3d X_WS = compose(r.get<c::WorldPose>(cam.link).value, cam.X_LS);
     if (cam.kind == CameraKind::kSegmentation) {
       render_segmentation(scene, cam, X_WS, out);
+    } else if (cam.kind == CameraKind::kBoundingBox) {
+      render_boxes(scene, r, cam, X_WS, out);
     } else {
       render_camera(scene, cam, step.scale, X_WS, out);
     }
@@ -275,6 +314,31 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
     }
   }
 
+  // The colour image (RGB_INT8, no noise, as gz-sensors' bounding box camera) with the boxes
+  // of the labelled models drawn in green, and the boxes.
+  void render_boxes(const render::Scene& scene, const ecs::Registry& r, const CameraInstance& cam,
+                    const Pose3d& X_WS, c::CameraReading& out) {
+    const auto& m = cam.params.model;
+    const std::size_t n = std::size_t(m.width) * m.height;
+    scratch_rgb_.resize(3 * n);
+    scratch_object_.resize(n);
+    render::CameraOutputs o;
+    o.rgb = scratch_rgb_.data();
+    o.object = scratch_object_.data();
+    render::render_camera(scene, m, cam.rays, X_WS, o, scene_->workers());
+    const BoxFrame frame{scene, r, m, X_WS, scratch_object_};
+    out.boxes_2d.clear();
+    out.boxes_3d.clear();
+    if (cam.box_type == BoxType::k3D) {
+      out.boxes_3d = boxes_3d(frame);
+      draw_boxes(out.boxes_3d, m, scratch_rgb_.data());
+    } else {
+      out.boxes_2d = boxes_2d(frame, cam.box_type);
+      draw_boxes(out.boxes_2d, m.width, m.height, scratch_rgb_.data());
+    }
+    fill_colour(c::PixelFormat::kRgbInt8, m.width, m.height, out.image);
+  }
+
   // Gazebo's colour of a label (gz-rendering's segmentation material switcher): three
   // uniform 0..255 draws from std::default_random_engine seeded with the label (the same
   // engine and distribution of the same standard library give the same colours).
@@ -333,10 +397,11 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
   void check(const CameraInstance& cam, const ecs::Registry& r) {
     const std::string name = without_world(r.scoped_name(cam.entity));
     const Pose3d X_WS = compose(r.get<c::WorldPose>(cam.link).value, cam.X_LS);
-    const char* kind = cam.kind == CameraKind::kCamera  ? "camera"
-                       : cam.kind == CameraKind::kDepth ? "depth camera"
-                       : cam.kind == CameraKind::kRgbd  ? "rgbd camera"
-                                                        : "segmentation camera";
+    const char* kind = cam.kind == CameraKind::kCamera        ? "camera"
+                       : cam.kind == CameraKind::kDepth       ? "depth camera"
+                       : cam.kind == CameraKind::kRgbd        ? "rgbd camera"
+                       : cam.kind == CameraKind::kBoundingBox ? "bounding box camera"
+                                                              : "segmentation camera";
     warn_if_intrinsics_disagree(cam.params, kind, name);
     warn_if_blind_camera(scene_->scene(r), cam.params, cam.rays, X_WS,
                          cam.kind == CameraKind::kDepth || cam.kind == CameraKind::kRgbd, kind,

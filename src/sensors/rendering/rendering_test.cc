@@ -377,5 +377,209 @@ TEST(RenderingSensors, NoRenderProducesNothing) {
   EXPECT_EQ(w.r().get<c::CameraReading>(w.find("w::cam::l::s")).sequence, 0u);
 }
 
+// gz-sensors' bounding box scene (test/integration/boundingbox_camera.cc): unit boxes ahead of
+// a 320×240 camera with a 90° field of view — "front" at 2 m (label 2), "occluded" at (4, 1, 0)
+// (label 1) half behind it and "hidden" at 5 m (label 2) wholly behind it; pixel (i, j) sees
+// u = i + 0.5 = 160 − 160·y/x, v = j + 0.5 = 120 − 160·z/x.
+struct Boxed {
+  explicit Boxed(const std::string& box_type, const std::string& extra = "",
+                 const std::string& camera_pose = "0 0 0 0 0 0")
+      : w(world(camera("boundingbox_camera",
+                       "<horizontal_fov>1.5707963267948966</horizontal_fov><image><width>320"
+                       "</width><height>240</height></image><clip><near>0.1</near><far>1000"
+                       "</far></clip><box_type>" +
+                           box_type + "</box_type>"),
+                "0 0 0 0 0 0", extra, camera_pose)) {}
+  void label(const std::string& visual, int value) {
+    w.runner->add_system(
+        make_label_system(), w.find(visual),
+        Element::parse("<plugin><label>" + std::to_string(value) + "</label></plugin>"),
+        "kestrel::systems::Label", "test");
+  }
+  void label_gazebo_boxes() {  // kGazeboBoxes' labels
+    label("w::front::l::v", 2);
+    label("w::occluded::l::v", 1);
+    label("w::hidden::l::v", 2);
+  }
+  const c::CameraReading& run() {
+    w.add(make_rendering_system(), "kestrel::systems::Sensors");
+    w.start(false);
+    w.step(10);
+    return w.r().get<c::CameraReading>(w.find("w::cam::l::s"));
+  }
+  TestWorld w;
+};
+
+const std::string kGazeboBoxes = wall("front", "2 0 0 0 0 0", "1 1 1") +
+                                 wall("occluded", "4 1 0 0 0 0", "1 1 1") +
+                                 wall("hidden", "5 0 0 0 0 0", "1 1 1");
+
+// First and last pixel whose centre lies in the projection [lo, hi] of an edge.
+double first_px(double lo) { return std::ceil(lo - 0.5); }
+double last_px(double hi) { return std::floor(hi - 0.5); }
+
+TEST(BoundingBoxCamera, VisibleBoxesAreThePixelsSeenOfEachLabelledModel) {
+  Boxed b("2d", kGazeboBoxes);
+  b.label_gazebo_boxes();
+  const auto& x = b.run();
+  ASSERT_EQ(x.sequence, 1u);
+  ASSERT_EQ(x.boxes_2d.size(), 2u);  // "hidden" is not seen: no box
+  // Model names descending (gz-rendering's order): occluded, then front.
+  const auto& occluded = x.boxes_2d[0];
+  const auto& front = x.boxes_2d[1];
+  EXPECT_EQ(occluded.label, 1);
+  EXPECT_EQ(front.label, 2);
+  // front: its face at x = 1.5 spans |y|, |z| ≤ 0.5.
+  EXPECT_EQ(front.min_x, first_px(160 - 160 * 0.5 / 1.5));
+  EXPECT_EQ(front.max_x, last_px(160 + 160 * 0.5 / 1.5));
+  EXPECT_EQ(front.min_y, first_px(120 - 160 * 0.5 / 1.5));
+  EXPECT_EQ(front.max_y, last_px(120 + 160 * 0.5 / 1.5));
+  // occluded: seen from its left edge (y = 1.5 at x = 3.5) to the front box's left edge.
+  EXPECT_EQ(occluded.min_x, first_px(160 - 160 * 1.5 / 3.5));
+  EXPECT_EQ(occluded.max_x, last_px(160 - 160 * 0.5 / 1.5));
+  EXPECT_EQ(occluded.min_y, first_px(120 - 160 * 0.5 / 3.5));
+  EXPECT_EQ(occluded.max_y, last_px(120 + 160 * 0.5 / 3.5));
+  // gz-sensors' own expectations (±2 px): centres 98/159, sizes 15×45 and 105×105.
+  EXPECT_NEAR((occluded.min_x + occluded.max_x) / 2, 98, 2);
+  EXPECT_NEAR(occluded.max_x - occluded.min_x, 15, 2);
+  EXPECT_NEAR(occluded.max_y - occluded.min_y, 45, 2);
+  EXPECT_NEAR(front.max_x - front.min_x, 105, 2);
+  EXPECT_NEAR(front.max_y - front.min_y, 105, 2);
+  // The image: RGB, the boxes' edges drawn in green on it.
+  EXPECT_EQ(x.image.format, c::PixelFormat::kRgbInt8);
+  const auto px = [&](int i, int j) {
+    const std::uint8_t* p = &x.image.data[3 * (std::size_t(j) * 320 + i)];
+    return std::array<int, 3>{p[0], p[1], p[2]};
+  };
+  EXPECT_EQ(px(static_cast<int>(front.min_x), 100), (std::array<int, 3>{0, 255, 0}));
+  EXPECT_EQ(px(150, static_cast<int>(front.min_y)), (std::array<int, 3>{0, 255, 0}));
+  EXPECT_NE(px(150, 100), (std::array<int, 3>{0, 255, 0}));  // inside: the box's colour
+  const auto& t = b.w.r().get<c::CameraTopics>(b.w.find("w::cam::l::s"));
+  EXPECT_EQ(t.boxes, "/world/w/model/cam/link/l/sensor/s/boundingbox");
+  EXPECT_FALSE(t.boxes_3d);
+  EXPECT_EQ(t.image, "/world/w/model/cam/link/l/sensor/s/boundingbox_image");
+  EXPECT_EQ(t.camera_info, "/world/w/model/cam/link/l/sensor/s/camera_info");
+}
+
+TEST(BoundingBoxCamera, FullBoxesAreTheProjectionOfTheWholeObject) {
+  Boxed b("full_2d", kGazeboBoxes);
+  b.label_gazebo_boxes();
+  const auto& x = b.run();
+  ASSERT_EQ(x.boxes_2d.size(), 2u);  // a hidden object has no full box either
+  const auto& occluded = x.boxes_2d[0];
+  const auto& front = x.boxes_2d[1];
+  // Corners of the projected vertices (not pixel indices): the near face of "front"; the
+  // nearest left corner and the farthest right corner of "occluded".
+  EXPECT_NEAR(front.min_x, 160 - 160 * 0.5 / 1.5, 1e-3);
+  EXPECT_NEAR(front.max_x, 160 + 160 * 0.5 / 1.5, 1e-3);
+  EXPECT_NEAR(front.min_y, 120 - 160 * 0.5 / 1.5, 1e-3);
+  EXPECT_NEAR(front.max_y, 120 + 160 * 0.5 / 1.5, 1e-3);
+  EXPECT_NEAR(occluded.min_x, 160 - 160 * 1.5 / 3.5, 1e-3);
+  EXPECT_NEAR(occluded.max_x, 160 - 160 * 0.5 / 4.5, 1e-3);
+  EXPECT_NEAR(occluded.min_y, 120 - 160 * 0.5 / 3.5, 1e-3);
+  EXPECT_NEAR(occluded.max_y, 120 + 160 * 0.5 / 3.5, 1e-3);
+  // gz-sensors: the full box of the occluded object is wider than what is seen of it (51 vs 15).
+  EXPECT_NEAR(occluded.max_x - occluded.min_x, 51, 2);
+  EXPECT_NEAR(front.max_x - front.min_x, 108, 2);
+}
+
+TEST(BoundingBoxCamera, UnlabelledVisualsHideButHaveNoBox) {
+  Boxed b("2d", wall("wall", "2 0 0 0 0 0", "1 1 1") + wall("box", "4 1 0 0 0 0", "1 1 1"));
+  b.label("w::box::l::v", 1);
+  const auto& x = b.run();
+  ASSERT_EQ(x.boxes_2d.size(), 1u);
+  EXPECT_EQ(x.boxes_2d[0].label, 1);
+  EXPECT_EQ(x.boxes_2d[0].max_x, last_px(160 - 160 * 0.5 / 1.5));  // hidden by the wall
+}
+
+TEST(BoundingBoxCamera, ThreeDBoxesArePoseAndSizeInTheViewFrame) {
+  // gz-sensors' 3D case: a unit box at 2 m turned by q = (1, 0.5, 0.5, 0.2) normalised.
+  const auto q = ignition::math::Quaterniond(1, 0.5, 0.5, 0.2).Normalized();
+  const Vector3d rpy = q.Euler();
+  char pose[160];
+  std::snprintf(pose, sizeof pose, "2 0 0 %.17g %.17g %.17g", rpy.X(), rpy.Y(), rpy.Z());
+  Boxed b("3d", wall("box", pose, "1 1 1"));
+  b.label("w::box::l::v", 1);
+  const auto& x = b.run();
+  ASSERT_EQ(x.boxes_3d.size(), 1u);
+  const auto& box = x.boxes_3d[0];
+  EXPECT_EQ(box.label, 1);
+  EXPECT_NEAR(box.center.X(), 0, 1e-6);
+  EXPECT_NEAR(box.center.Y(), 0, 1e-6);
+  EXPECT_NEAR(box.center.Z(), -2, 1e-6);
+  EXPECT_NEAR(box.size.X(), 1, 1e-6);
+  EXPECT_NEAR(box.size.Y(), 1, 1e-6);
+  EXPECT_NEAR(box.size.Z(), 1, 1e-6);
+  // gz-sensors' expected orientation, sign included.
+  EXPECT_NEAR(box.orientation.X(), 0.322329, 1e-5);
+  EXPECT_NEAR(box.orientation.Y(), -0.886405, 1e-5);
+  EXPECT_NEAR(box.orientation.Z(), -0.0805823, 1e-5);
+  EXPECT_NEAR(box.orientation.W(), -0.322329, 1e-5);
+  EXPECT_TRUE(b.w.r().get<c::CameraTopics>(b.w.find("w::cam::l::s")).boxes_3d);
+}
+
+TEST(BoundingBoxCamera, ThreeDBoxOfATurnedCamera) {
+  // The camera yawed +90° looks along world +y: a 1×2×0.5 box 3 m along +y, 0.5 m up.
+  Boxed b("3d", wall("box", "0 3 0.5 0 0 0", "1 2 0.5"), "0 0 0 0 0 1.5707963267948966");
+  b.label("w::box::l::v", 4);
+  const auto& box = b.run().boxes_3d.at(0);
+  EXPECT_NEAR(box.center.X(), 0, 1e-6);    // right
+  EXPECT_NEAR(box.center.Y(), 0.5, 1e-6);  // up
+  EXPECT_NEAR(box.center.Z(), -3, 1e-6);   // ahead
+  EXPECT_NEAR(box.size.Y(), 2, 1e-6);      // the box's own axes
+  // World +x is the right of a camera looking along +y: the view frame's +x.
+  const Vector3d ax = box.orientation.RotateVector(Vector3d::UnitX);
+  EXPECT_NEAR(ax.X(), 1, 1e-6);
+  const Vector3d ay = box.orientation.RotateVector(Vector3d::UnitY);
+  EXPECT_NEAR(ay.Z(), -1, 1e-6);  // world +y is ahead: view −z
+}
+
+// A model of two visuals (two unit cubes side by side, 3 m ahead), labelled as a model: one box.
+std::string twin_cubes() {
+  auto cube = [](const char* name, const char* y) {
+    return std::string("<visual name='") + name + "'><pose>0 " + y +
+           " 0 0 0 0</pose><geometry><box><size>1 1 1</size></box></geometry></visual>";
+  };
+  return "<model name='twins'><static>true</static><pose>3 0 0 0 0 0</pose><link name='l'>" +
+         cube("a", "0.5") + cube("b", "-0.5") + "</link></model>";
+}
+
+TEST(BoundingBoxCamera, TheVisualsOfAModelMakeOneBox) {
+  Boxed two("2d", twin_cubes());
+  two.label("w::twins", 5);
+  const auto& x = two.run();
+  ASSERT_EQ(x.boxes_2d.size(), 1u);
+  EXPECT_EQ(x.boxes_2d[0].label, 5);
+  EXPECT_EQ(x.boxes_2d[0].min_x, first_px(160 - 160 * 1.0 / 2.5));
+  EXPECT_EQ(x.boxes_2d[0].max_x, last_px(160 + 160 * 1.0 / 2.5));
+  Boxed three("3d", twin_cubes());
+  three.label("w::twins", 5);
+  const auto& y = three.run();
+  ASSERT_EQ(y.boxes_3d.size(), 1u);
+  const auto& box = y.boxes_3d[0];
+  EXPECT_NEAR(box.center.X(), 0, 1e-6);
+  EXPECT_NEAR(box.center.Y(), 0, 1e-6);
+  EXPECT_NEAR(box.center.Z(), -3, 1e-6);
+  // The oriented box of both cubes' vertices: 2 m along the view frame's x (world y).
+  const Vector3d long_axis = box.orientation.RotateVector(Vector3d::UnitX) * box.size.X() +
+                             box.orientation.RotateVector(Vector3d::UnitY) * box.size.Y() +
+                             box.orientation.RotateVector(Vector3d::UnitZ) * box.size.Z();
+  EXPECT_NEAR(std::abs(long_axis.X()), 2, 1e-6);
+  EXPECT_NEAR(std::abs(long_axis.Y()), 1, 1e-6);
+  EXPECT_NEAR(std::abs(long_axis.Z()), 1, 1e-6);
+}
+
+TEST(BoundingBoxCamera, BadBoxTypeIsAnError) {
+  TestWorld w(world(camera("boundingbox_camera", std::string(kSmall) + "<box_type>4d</box_type>"),
+                    "0 0 0 0 0 0", ""));
+  w.add(make_rendering_system(), "kestrel::systems::Sensors");
+  try {
+    w.start(false);
+    ADD_FAILURE() << "no error for <box_type>4d";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("<box_type> expected 2d"));
+  }
+}
+
 }  // namespace
 }  // namespace kestrel::sensors

@@ -207,7 +207,8 @@ TEST(FaultInjection, SensorFaultsASensorCannotTakeAreErrorsAtConfigure) {
               HasSubstr("sensor 'mast::l::sonar' is a 'sonar' sensor: sensor faults do not act "
                         "on that type (they act on: imu, magnetometer, air_pressure, altimeter, "
                         "navsat, gps, air_speed, force_torque, contact, camera, depth_camera, "
-                        "depth, rgbd_camera, rgbd, segmentation, segmentation_camera, gpu_lidar, "
+                        "depth, rgbd_camera, rgbd, segmentation, segmentation_camera, "
+                        "boundingbox_camera, boundingbox, gpu_lidar, "
                         "gpu_ray, lidar, ray, cpu_lidar, logical_camera)"));
   // The rendering sensors take a stop and (where they have noise) a noise scale, no bias.
   EXPECT_THAT(error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::cam" bias="0.1"/>)"),
