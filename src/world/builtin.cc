@@ -13,6 +13,7 @@
 #include "systems/buoyancy/buoyancy.h"
 #include "systems/buoyancy_engine/buoyancy_engine.h"
 #include "systems/diff_drive/diff_drive.h"
+#include "systems/fixed_wing_control/fixed_wing_control.h"
 #include "systems/generic_motor_model/generic_motor_model.h"
 #include "systems/hydrodynamics/hydrodynamics.h"
 #include "systems/joint_controller/joint_controller.h"
@@ -85,6 +86,8 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"GenericMotorModel", &systems::make_generic_motor_model, false, ""},
       {"ParachuteSystem", &systems::make_parachute, false, ""},
       {"BuoyancyEngine", &systems::make_buoyancy_engine, false, ""},
+      {"FixedWingControl", &systems::make_fixed_wing_control, false, ""},
+      {"FixedWingMission", &systems::make_fixed_wing_mission, false, ""},
   };
   return kSystems;
 }

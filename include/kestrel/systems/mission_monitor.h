@@ -1,5 +1,6 @@
 #pragma once
-/// @file MissionMonitor: what `kestrel run` shows for worlds with multicopter missions — a live
+/// @file MissionMonitor: what `kestrel run` shows for worlds with missions (MulticopterMission,
+/// FixedWingMission: every model with a components::MissionState) — a live
 /// status, the end of the run when every mission has completed or failed, a summary and the
 /// exit code (0 only if every mission completed).
 
