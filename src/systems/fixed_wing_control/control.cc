@@ -28,7 +28,8 @@ using Mode = c::FixedWingSetpoint::Mode;
 
 constexpr const char* kParams =
     "comLinkName, servo_topic, left_aileron, right_aileron, elevator, rudder, max_deflection, "
-    "motor_actuator, max_rotor_velocity, brake_joint, brake_gain, brake_torque, "
+    "motor_actuator, max_rotor_velocity, thrust_topic, max_thrust, lift_rotor, "
+    "blend_airspeed_start, blend_airspeed_end, brake_joint, brake_gain, brake_torque, "
     "reference_airspeed, trim_throttle, throttle_ff, throttle_p, throttle_i, trim_pitch, "
     "pitch_p, pitch_i, min_pitch, max_pitch, height_gain, speed_gain, max_climb_rate, "
     "max_sink_rate, max_acceleration, course_gain, max_bank, roll_p, roll_d, pitch_att_p, "
@@ -68,8 +69,39 @@ class FixedWingControl final : public System,
       throw Error(config.where(), "FixedWingControl: two control surfaces share one actuator");
     }
     max_defl_ = get_positive_or(config, "max_deflection", 0.5);
-    motor_ = actuator(config, "motor_actuator", true);
-    max_rotor_ = get_positive(config, "max_rotor_velocity");
+    // Propulsion: a MulticopterMotorModel (motor_actuator) or a Thruster (thrust_topic).
+    if (config.has("thrust_topic") == config.has("motor_actuator")) {
+      throw Error(config.where(),
+                  "FixedWingControl: give exactly one of <motor_actuator> (with "
+                  "<max_rotor_velocity>) and <thrust_topic> (with <max_thrust>)");
+    }
+    if (config.has("motor_actuator")) {
+      motor_ = actuator(config, "motor_actuator", true);
+      max_rotor_ = get_positive(config, "max_rotor_velocity");
+    } else {
+      thrust_topic_ = config.get<std::string>("thrust_topic");
+      max_thrust_ = get_positive(config, "max_thrust");
+    }
+    // VTOL: the lift rotors' commands (written by a multicopter controller that runs first)
+    // scaled down as the airspeed grows.
+    for (const Element* e : config.children("lift_rotor")) {
+      const int a = e->value<int>();
+      if (a < 0 || a == motor_) {
+        throw Error(e->where(),
+                    "FixedWingControl: a <lift_rotor> must be an actuator index >= 0 "
+                    "other than <motor_actuator>");
+      }
+      lift_.push_back(static_cast<std::size_t>(a));
+    }
+    if (!lift_.empty()) {
+      blend_start_ = get_positive(config, "blend_airspeed_start");
+      blend_end_ = get_positive(config, "blend_airspeed_end");
+      if (blend_end_ <= blend_start_) {
+        throw Error(config.where(),
+                    "FixedWingControl: <blend_airspeed_end> must be above "
+                    "<blend_airspeed_start>");
+      }
+    }
     for (const Element* b : config.children("brake_joint")) {
       const ecs::Entity j = find_joint(r, model_, b->value<std::string>(), *b, "brake_joint");
       if (joint_axes(r, j) != 1) {
@@ -110,10 +142,12 @@ class FixedWingControl final : public System,
     g_.heading_gain = get_positive_or(config, "heading_gain", 1.0, true);
     reject_unknown_parameters(config, "FixedWingControl", kParams);
     if (!r.has<c::FixedWingSetpoint>(model_)) r.add<c::FixedWingSetpoint>(model_);
-    auto* cmd = r.try_get<c::ActuatorCommands>(model_);
-    if (!cmd) cmd = &r.add<c::ActuatorCommands>(model_);
-    if (cmd->velocity.size() <= static_cast<std::size_t>(motor_)) {
-      cmd->velocity.resize(static_cast<std::size_t>(motor_) + 1, 0.0);
+    if (motor_ >= 0) {
+      auto* cmd = r.try_get<c::ActuatorCommands>(model_);
+      if (!cmd) cmd = &r.add<c::ActuatorCommands>(model_);
+      if (cmd->velocity.size() <= static_cast<std::size_t>(motor_)) {
+        cmd->velocity.resize(static_cast<std::size_t>(motor_) + 1, 0.0);
+      }
     }
     servo_.assign(static_cast<std::size_t>(channels_), 0.0);
   }
@@ -121,6 +155,7 @@ class FixedWingControl final : public System,
   void reset(const UpdateInfo&, ecs::Registry&) override {
     run_ = {};
     entries_.clear();
+    thrust_entries_.clear();
     std::fill(servo_.begin(), servo_.end(), 0.0);
   }
 
@@ -236,10 +271,28 @@ class FixedWingControl final : public System,
       a.position = servo_;
       ++a.count;
     }
-    auto& motor = r.get<c::ActuatorCommands>(model_);
-    // Thrust grows with the square of the rotor speed: throttle is the fraction of full thrust.
-    motor.velocity[static_cast<std::size_t>(motor_)] = max_rotor_ * std::sqrt(throttle);
-    motor.stamp = info.sim_time;
+    if (motor_ >= 0) {
+      auto& motor = r.get<c::ActuatorCommands>(model_);
+      // Thrust grows with the square of the rotor speed: throttle is the fraction of full thrust.
+      motor.velocity[static_cast<std::size_t>(motor_)] = max_rotor_ * std::sqrt(throttle);
+    } else {
+      for (std::size_t e : thrust_entries_) {
+        auto& d = inputs.real[e];
+        d.value = max_thrust_ * throttle;
+        ++d.count;
+      }
+    }
+    if (!lift_.empty()) {
+      // Lift rotors: the share b of their thrust falls linearly from 1 at blend_airspeed_start
+      // to 0 at blend_airspeed_end (speeds × √b), applied to commands written this step.
+      auto* cmd = r.try_get<c::ActuatorCommands>(model_);
+      const double b = std::clamp((blend_end_ - va) / (blend_end_ - blend_start_), 0.0, 1.0);
+      if (cmd && cmd->stamp == info.sim_time) {
+        for (std::size_t i : lift_) {
+          if (i < cmd->velocity.size()) cmd->velocity[i] *= std::sqrt(b);
+        }
+      }
+    }
     for (ecs::Entity j : brakes_) {
       const auto* jv = r.try_get<c::JointVelocity>(j);
       const double omega = jv && !jv->data.empty() ? jv->data[0] : 0.0;
@@ -266,6 +319,16 @@ class FixedWingControl final : public System,
       for (std::size_t i = 0; i < inputs->actuators.size(); ++i) {
         if (inputs->actuators[i].topic == topic_) entries_.push_back(i);
       }
+      for (std::size_t i = 0; i < inputs->real.size(); ++i) {
+        if (!thrust_topic_.empty() && inputs->real[i].topic == thrust_topic_) {
+          thrust_entries_.push_back(i);
+        }
+      }
+    }
+    if (!thrust_topic_.empty() && thrust_entries_.empty()) {
+      throw Error(where_, fmt::format("FixedWingControl: no Thruster of {} listens on "
+                                      "<thrust_topic> {}",
+                                      r.describe(model_), thrust_topic_));
     }
     if (entries_.empty()) {
       throw Error(where_, fmt::format("FixedWingControl: no JointPositionController of {} listens "
@@ -277,9 +340,11 @@ class FixedWingControl final : public System,
   ecs::Entity model_ = ecs::kNullEntity, link_ = ecs::kNullEntity;
   std::string where_, topic_;
   int left_ = -1, right_ = -1, elevator_ = -1, rudder_ = -1, motor_ = -1, channels_ = 0;
-  double max_defl_ = 0, max_rotor_ = 0, brake_gain_ = 0, brake_torque_ = 0;
+  double max_defl_ = 0, max_rotor_ = 0, max_thrust_ = 0, brake_gain_ = 0, brake_torque_ = 0;
+  double blend_start_ = 0, blend_end_ = 0;
+  std::string thrust_topic_;
   std::vector<ecs::Entity> brakes_;
-  std::vector<std::size_t> entries_;
+  std::vector<std::size_t> entries_, thrust_entries_, lift_;
   std::vector<double> servo_;
   struct Gains {
     double v_ref, trim_throttle, throttle_ff, throttle_p, throttle_i, trim_pitch, pitch_p, pitch_i,

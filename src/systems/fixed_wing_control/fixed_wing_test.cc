@@ -27,14 +27,15 @@ namespace {
 namespace c = kestrel::components;
 using ignition::math::Vector3d;
 
-std::string demo_text() {
-  std::ifstream in(std::string(KESTREL_SOURCE_DIR) + "/worlds/fixed_wing_mission.sdf");
+std::string demo_text(const std::string& world = "fixed_wing_mission") {
+  std::ifstream in(std::string(KESTREL_SOURCE_DIR) + "/worlds/" + world + ".sdf");
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // The demo world with `from` replaced by `to` (each must occur once).
-std::string demo_with(const std::string& from, const std::string& to) {
-  std::string s = demo_text();
+std::string demo_with(const std::string& from, const std::string& to,
+                      const std::string& world = "fixed_wing_mission") {
+  std::string s = demo_text(world);
   const auto at = s.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos) s.replace(at, from.size(), to);
@@ -58,15 +59,17 @@ struct Flight {
   Vector3d final_position, final_velocity;
   double final_tilt = 0;
   std::string phase, reason;
+  double transition_altitude = 0;  // VTOL: largest |z − 25 m| from the transition to the legs
+  double leg_lift_rotors = 0;      // VTOL: largest lift-rotor command on the legs [rad/s]
   double max_tracking_error = 0, flight_time = 0;
   int exit_code = -1;
 };
 
-Flight fly(const std::string& sdf) {
+Flight fly(const std::string& sdf, const std::string& model = "fixed_wing_mission::plane") {
   testing::LoadedWorld w(sdf);
   auto& r = w.r();
-  const ecs::Entity plane = w.find("fixed_wing_mission::plane");
-  const ecs::Entity body = w.find("fixed_wing_mission::plane::base_link");
+  const ecs::Entity plane = w.find(model);
+  const ecs::Entity body = w.find(model + "::base_link");
   const auto monitor = MissionMonitor::attach(*w.runner);
   EXPECT_NE(monitor, nullptr);
   Flight f;
@@ -77,6 +80,13 @@ Flight fly(const std::string& sdf) {
     f.max_height = std::max(f.max_height, p.Z());
     // Back on the wheels (the start height, 0.16 m, plus 1 cm) after having flown.
     if (f.max_height > 5 && f.touchdown_sink < 0 && p.Z() < 0.17) f.touchdown_sink = -v.Z();
+    // VTOL: from the end of the climb (24.7 m) to the first leg.
+    if (st.phase == c::MissionPhase::kTakeoff && f.max_height > 24.7) {
+      f.transition_altitude = std::max(f.transition_altitude, std::abs(p.Z() - 25));
+    }
+    if (st.phase == c::MissionPhase::kWaypoint && st.waypoint == 0 && p.X() < 150) {
+      f.transition_altitude = std::max(f.transition_altitude, std::abs(p.Z() - 25));
+    }
     if (st.phase != c::MissionPhase::kWaypoint || st.waypoint < 1) return;
     const Vector3d a = kCircuit[static_cast<std::size_t>(st.waypoint) - 1];
     const Vector3d b = kCircuit[static_cast<std::size_t>(st.waypoint)];
@@ -86,6 +96,11 @@ Flight fly(const std::string& sdf) {
     const double along = (p - a).Dot(d / len);
     if (along < kLegSettle || along > len - kLegEnd) return;
     ++f.leg_samples;
+    if (const auto* a = r.try_get<c::ActuatorCommands>(plane)) {
+      for (std::size_t i = 0; i < std::min<std::size_t>(4, a->velocity.size()); ++i) {
+        f.leg_lift_rotors = std::max(f.leg_lift_rotors, a->velocity[i]);
+      }
+    }
     f.worst_altitude = std::max(f.worst_altitude, std::abs(p.Z() - 25));
     f.worst_airspeed = std::max(f.worst_airspeed, std::abs(v.Length() - 12));  // no wind
   });
@@ -140,6 +155,34 @@ TEST(FixedWingMissionWorld, LeavingTheRunwayInTheRollOutFailsTheMission) {
   EXPECT_EQ(f.exit_code, 1);
 }
 
+TEST(VtolMissionWorld, TakesOffVerticallyFliesTheCircuitWingBorneAndLandsVertically) {
+  const Flight f = fly(demo_text("vtol_mission"), "vtol_mission::vtol");
+  std::printf(
+      "vtol_mission: %s, flight %.1f s, transition within %.2f m of 25 m, max cross-track %.2f m, "
+      "worst altitude error %.2f m, worst airspeed error %.2f m/s over %d samples, lift rotors "
+      "on the legs %.1f rad/s, landed at %.2f %.2f\n",
+      f.phase.c_str(), f.flight_time, f.transition_altitude, f.max_tracking_error, f.worst_altitude,
+      f.worst_airspeed, f.leg_samples, f.leg_lift_rotors, f.final_position.X(),
+      f.final_position.Y());
+  EXPECT_EQ(f.phase, "completed") << f.reason;
+  EXPECT_EQ(f.exit_code, 0);
+  // The transition holds the height within 2 m (measured 1.2 m).
+  EXPECT_GT(f.max_height, 24.7);
+  EXPECT_LE(f.transition_altitude, 2.0);
+  // Wing-borne on the legs: lift rotors off, 25 m ± 1 m at 12 ± 0.5 m/s, on the track within
+  // 2.5 m.
+  EXPECT_GT(f.leg_samples, 20000);
+  EXPECT_EQ(f.leg_lift_rotors, 0.0);
+  EXPECT_LE(f.worst_altitude, kAltitudeTolerance);
+  EXPECT_LE(f.worst_airspeed, kAirspeedTolerance);
+  EXPECT_LE(f.max_tracking_error, kCrossTrackLimit);
+  // Landed vertically on the point (0, 0) within 0.5 m, on its wheels, level and still.
+  EXPECT_LT(std::hypot(f.final_position.X(), f.final_position.Y()), 0.5);
+  EXPECT_LT(f.final_position.Z(), 0.25);
+  EXPECT_LT(f.final_velocity.Length(), 0.1);
+  EXPECT_LT(f.final_tilt, 0.1);
+}
+
 TEST(FixedWingControl, RefusedParameters) {
   using testing::load_error;
   {
@@ -163,6 +206,17 @@ TEST(FixedWingControl, RefusedParameters) {
               ::testing::HasSubstr("left_wheel"));
   EXPECT_THAT(load_error(demo_with("<max_rotor_velocity>1000</max_rotor_velocity>", "")),
               ::testing::HasSubstr("max_rotor_velocity"));
+  EXPECT_THAT(load_error(demo_with("<motor_actuator>0</motor_actuator>", "")),
+              ::testing::HasSubstr("exactly one of <motor_actuator>"));
+  EXPECT_THAT(load_error(demo_with("<blend_airspeed_end>11</blend_airspeed_end>",
+                                   "<blend_airspeed_end>6</blend_airspeed_end>", "vtol_mission")),
+              ::testing::HasSubstr("blend_airspeed_end"));
+  EXPECT_THAT(
+      load_error(demo_with("<blend_airspeed_start>7</blend_airspeed_start>", "", "vtol_mission")),
+      ::testing::HasSubstr("blend_airspeed_start"));
+  EXPECT_THAT(
+      load_error(demo_with("<transition_airspeed>11</transition_airspeed>", "", "vtol_mission")),
+      ::testing::HasSubstr("transition_airspeed"));
 }
 
 TEST(FixedWingMission, RefusedItems) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/fluid.h"
 #include "common/plugin_params.h"
 #include "fixed_wing_control/fixed_wing_control.h"
 #include "kestrel/components/fixed_wing.h"
@@ -26,13 +27,18 @@ using Mode = c::FixedWingSetpoint::Mode;
 
 constexpr const char* kParams =
     "comLinkName, start_time, airspeed, approach_airspeed, rotate_speed, rotate_pitch, "
-    "acceptance_radius, track_capture, lookahead, timeout, max_tilt, topic, takeoff, waypoint, "
-    "land";
+    "acceptance_radius, track_capture, lookahead, timeout, max_tilt, topic, vtol, "
+    "transition_airspeed, vertical_speed, back_transition_distance, takeoff, waypoint, land";
 
 constexpr double kLiftoffHeight = 0.3;     // above the start height: airborne [m]
 constexpr double kTouchdownHeight = 0.08;  // above the start height: on the wheels again [m]
 constexpr double kStoppedSpeed = 0.2;      // [m/s]
 constexpr Duration kStoppedFor{1'000'000'000};
+constexpr Duration kLandedFor{500'000'000};  // VTOL: still on the ground this long
+// VTOL transition: the multicopter controller is asked for up to this much less than the speed
+// along the heading, so that it holds the nose a few degrees up (the wing's angle of attack),
+// less as the airspeed approaches transition_airspeed [m/s].
+constexpr double kTransitionLag = 0.6;
 constexpr double kMaxIntercept = 1.0;  // largest angle between course and leg [rad]
 
 double wrap_pi(double a) { return std::remainder(a, 2 * M_PI); }
@@ -61,7 +67,15 @@ class FixedWingMission final : public System,
     start_ = from_seconds(get_positive_or(config, "start_time", 0.0, true));
     airspeed_ = get_positive(config, "airspeed");
     approach_ = get_positive_or(config, "approach_airspeed", airspeed_);
-    rotate_ = get_positive(config, "rotate_speed");
+    vtol_ = config.get_or("vtol", false);
+    if (vtol_) {
+      transition_ = get_positive(config, "transition_airspeed");
+      vertical_ = get_positive_or(config, "vertical_speed", 1.5);
+      back_distance_ = get_positive_or(config, "back_transition_distance", 60.0);
+      if (!r.has<c::TwistCommand>(model_)) r.add<c::TwistCommand>(model_);
+      if (!r.has<c::VelocityControlEnable>(model_)) r.add<c::VelocityControlEnable>(model_, true);
+    }
+    rotate_ = vtol_ ? 0.0 : get_positive(config, "rotate_speed");
     rotate_pitch_ = get_positive_or(config, "rotate_pitch", 0.15);
     accept_ = get_positive_or(config, "acceptance_radius", 30.0);
     capture_ = get_positive_or(config, "track_capture", 40.0, true);
@@ -116,11 +130,15 @@ class FixedWingMission final : public System,
       return fail(st, sp, now, fmt::format("timeout after {:.1f} s", to_seconds(timeout_)));
     }
     if (run_.airborne && height < kTouchdownHeight && run_.stage != Stage::kFlare &&
-        run_.stage != Stage::kRollout) {
+        run_.stage != Stage::kRollout && run_.stage != Stage::kDescend) {
       return fail(st, sp, now, fmt::format("hit the ground at {:.1f} {:.1f}", p.X(), p.Y()));
     }
 
     const Item& item = items_[static_cast<std::size_t>(st.item)];
+    air_velocity_ = air_velocity(r, world_of(r, model_));
+    if (vtol_ && item.kind != Item::Kind::kWaypoint) {
+      return vtol_step(st, sp, item, X->value, v, r, now);
+    }
     sp.airspeed = airspeed_;
     sp.climb_rate = 0;
     sp.flare = false;
@@ -169,7 +187,141 @@ class FixedWingMission final : public System,
   }
 
  private:
-  enum class Stage { kGround, kAir, kApproach, kFlare, kRollout };
+  enum class Stage {
+    kGround,
+    kAir,
+    kApproach,
+    kFlare,
+    kRollout,  // fixed wing
+    kClimb,
+    kTransition,
+    kBackTransition,
+    kHover,
+    kDescend,  // VTOL
+  };
+
+  // VTOL take-off and landing: the multicopter controller (TwistCommand, world velocity turned
+  // into the body frame as MulticopterMission does) with FixedWingControl's setpoint beside it.
+  void vtol_step(c::MissionState& st, c::FixedWingSetpoint& sp, const Item& item,
+                 const ignition::math::Pose3d& X, const Vector3d& v, ecs::Registry& r,
+                 Duration now) {
+    const Vector3d p = X.Pos();
+    const double yaw = X.Rot().Yaw();
+    const double va = (v - air_velocity_).Length();
+    auto& enable = r.get<c::VelocityControlEnable>(model_).value;
+    Vector3d v_cmd;
+    double yaw_target = run_.runway_course;
+    sp.airspeed = airspeed_;
+    sp.climb_rate = 0;
+    sp.flare = false;
+    if (item.kind == Item::Kind::kTakeoff) {
+      const double alt = run_.origin.Z() + item.position.Z();
+      const Vector3d dir{std::cos(run_.runway_course), std::sin(run_.runway_course), 0};
+      st.target = {run_.origin.X(), run_.origin.Y(), alt};
+      if (run_.stage == Stage::kGround) run_.stage = Stage::kClimb;
+      if (run_.stage == Stage::kClimb) {
+        // Straight up over the start point.
+        sp.mode = Mode::kOff;
+        enable = true;
+        Vector3d h = st.target - p;
+        h.Z(0);
+        v_cmd = h * 0.9;
+        v_cmd.Z(std::clamp(alt - p.Z(), -vertical_, vertical_));
+        st.distance = std::abs(alt - p.Z());
+        if (p.Z() - run_.origin.Z() > kLiftoffHeight) run_.airborne = true;
+        if (p.Z() > alt - 0.3) {
+          run_.stage = Stage::kTransition;
+          spdlog::info("[mission] {}: transition at t={:.3f} s", name_, to_seconds(now));
+        }
+      }
+      if (run_.stage == Stage::kTransition) {
+        // Wing-borne from here: the fixed-wing controller flies the runway heading at the
+        // take-off altitude while the multicopter controller holds the height and speeds up
+        // with the aircraft (its rotors blended out by FixedWingControl as the airspeed grows).
+        sp.mode = Mode::kFly;
+        sp.altitude = p.Z();  // the energy loop speeds up; the height is the rotors' to hold
+        sp.course = guide(st, run_.origin, dir, p, false);
+        const double ahead = v.Dot(dir);
+        // Less nose-up as the wing gains speed (its lift grows with V²).
+        const double lag = kTransitionLag * std::max(0.0, 1 - va / transition_);
+        v_cmd = dir * std::max(0.0, ahead - lag);
+        v_cmd.Z(std::clamp(alt - p.Z(), -vertical_, vertical_));
+        st.distance = std::max(0.0, transition_ - va);
+        if (va >= transition_) {
+          enable = false;
+          spdlog::info("[mission] {}: wing-borne at t={:.3f} s, {:.1f} m/s", name_, to_seconds(now),
+                       va);
+          run_.stage = Stage::kAir;
+          next_item(st, p, now);
+          return;
+        }
+      }
+    } else {  // land
+      Vector3d leg = item.position - run_.leg_start;
+      leg.Z(0);
+      const Vector3d dir = leg.Length() > 1e-6 ? leg.Normalized() : Vector3d::UnitX;
+      Vector3d to = item.position - p;
+      to.Z(0);
+      const double remaining = dir.Dot(to);
+      const double cruise_alt = run_.leg_start.Z();
+      const double h0 = run_.origin.Z() - item.position.Z();  // standing height
+      yaw_target = std::atan2(dir.Y(), dir.X());
+      if (run_.stage == Stage::kApproach) {
+        sp.mode = Mode::kFly;
+        sp.course = guide(st, run_.leg_start, dir, p, true);
+        sp.altitude = cruise_alt;
+        st.distance = std::max(0.0, remaining);
+        if (remaining < back_distance_) {
+          run_.stage = Stage::kBackTransition;
+          spdlog::info("[mission] {}: back-transition at t={:.3f} s, {:.1f} m before the point",
+                       name_, to_seconds(now), remaining);
+        }
+      }
+      if (run_.stage == Stage::kBackTransition || run_.stage == Stage::kHover) {
+        // Throttle off; while fast the wing holds the height (the speed left out), then the
+        // multicopter controller brings the aircraft to a hover over the point.
+        enable = true;
+        st.distance = to.Length();
+        sp.course = guide(st, run_.leg_start, dir, p, false);
+        sp.altitude = cruise_alt;
+        if (va > transition_ * 0.6) {
+          sp.mode = Mode::kFly;
+          sp.flare = true;  // throttle idle, pitch for the height alone
+        } else {
+          sp.mode = Mode::kOff;
+        }
+        Vector3d h = to;
+        const double speed = std::min(airspeed_, 0.5 * h.Length());
+        v_cmd = h.Length() > 1e-6 ? h.Normalized() * speed : Vector3d::Zero;
+        v_cmd.Z(std::clamp(cruise_alt - p.Z(), -vertical_, vertical_));
+        if (h.Length() < 1.0 && std::hypot(v.X(), v.Y()) < 0.5) {
+          run_.stage = Stage::kDescend;
+          spdlog::info("[mission] {}: descending at t={:.3f} s", name_, to_seconds(now));
+        }
+      }
+      if (run_.stage == Stage::kDescend) {
+        sp.mode = Mode::kOff;
+        const double height = p.Z() - (item.position.Z() + h0);
+        Vector3d h = to * 0.9;
+        v_cmd = {h.X(), h.Y(), -std::clamp(0.5 * height, 0.3, vertical_)};
+        st.distance = std::max(0.0, height);
+        if (height < 0.1 && std::abs(v.Z()) < 0.1) {
+          if (run_.stopped_since < Duration{0}) run_.stopped_since = now;
+          if (now - run_.stopped_since >= kLandedFor) {
+            enable = false;
+            r.get<c::TwistCommand>(model_) = {};
+            return complete(st, sp, p, now, "landed");
+          }
+        } else {
+          run_.stopped_since = Duration{-1};
+        }
+      }
+    }
+    auto& twist = r.get<c::TwistCommand>(model_);
+    twist.linear = X.Rot().RotateVectorReverse(v_cmd);
+    twist.angular.Set(0, 0, -wrap_pi(yaw - yaw_target));
+    twist.received = true;
+  }
 
   static std::vector<Item> parse_items(const Element& e) {
     (void)e.children("takeoff");
@@ -295,14 +447,7 @@ class FixedWingMission final : public System,
       if (ground_speed < kStoppedSpeed) {
         if (run_.stopped_since < Duration{0}) run_.stopped_since = now;
         if (now - run_.stopped_since >= kStoppedFor) {
-          sp = {};  // everything off
-          st.phase = c::MissionPhase::kCompleted;
-          st.finished = now;
-          st.flight_time = to_seconds(now - st.started);
-          spdlog::info(
-              "[mission] {}: completed at t={:.3f} s (flight {:.1f} s, max tracking error "
-              "{:.3f} m), stopped at {:.1f} {:.1f}",
-              name_, to_seconds(now), st.flight_time, st.max_tracking_error, p.X(), p.Y());
+          complete(st, sp, p, now, "stopped");
         }
       } else {
         run_.stopped_since = Duration{-1};
@@ -346,6 +491,19 @@ class FixedWingMission final : public System,
     begin_item(st, st.item + 1, p, now);
   }
 
+  // Everything off; `where` says how it ended ("stopped", "landed").
+  void complete(c::MissionState& st, c::FixedWingSetpoint& sp, const Vector3d& p, Duration now,
+                const char* where) {
+    sp = {};
+    st.phase = c::MissionPhase::kCompleted;
+    st.finished = now;
+    st.flight_time = to_seconds(now - st.started);
+    spdlog::info(
+        "[mission] {}: completed at t={:.3f} s (flight {:.1f} s, max tracking error {:.3f} m), "
+        "{} at {:.2f} {:.2f}",
+        name_, to_seconds(now), st.flight_time, st.max_tracking_error, where, p.X(), p.Y());
+  }
+
   void fail(c::MissionState& st, c::FixedWingSetpoint& sp, Duration now, std::string reason) {
     sp = {};
     st.phase = c::MissionPhase::kFailed;
@@ -357,6 +515,9 @@ class FixedWingMission final : public System,
   ecs::Entity model_ = ecs::kNullEntity, link_ = ecs::kNullEntity;
   std::string name_;
   Duration start_{0}, timeout_{0};
+  bool vtol_ = false;
+  double transition_ = 0, vertical_ = 0, back_distance_ = 0;
+  Vector3d air_velocity_;
   double airspeed_ = 0, approach_ = 0, rotate_ = 0, rotate_pitch_ = 0, accept_ = 0, capture_ = 0,
          lookahead_ = 0, max_tilt_ = 0;
   std::vector<Item> items_;
