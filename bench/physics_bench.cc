@@ -7,11 +7,16 @@
 #include <mujoco/mujoco.h>
 
 #include <cstring>
+#include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "bench/physics_worlds.h"
 #include "bench/raw_mujoco.h"
+#include "kestrel/components/detachable_joint.h"
+#include "kestrel/components/physics.h"
 #include "kestrel/physics/physics.h"
+#include "kestrel/sdf/world_loader.h"
 
 namespace {
 
@@ -78,6 +83,51 @@ void BM_RawMuJoCo(benchmark::State& state) {
 }
 
 // Interleaved per world so both sides see the same machine state.
+// Detachable joints (src/physics/README.md, "Detachable joints"): gz-sim's detachable_joint.sdf
+// (vehicle_blue holding B1, B2, B3 through three DetachableJoints) stepped by the engine alone;
+// range(0): 0 steps only, 1 detaches or re-attaches B1 at every step (the weld switched), 2
+// rebuilds the engine at every step (what a detach as a model rebuild would cost).
+void BM_Detachable(benchmark::State& state) {
+  namespace c = kestrel::components;
+  const auto file =
+      std::filesystem::path(KESTREL_SHARED_DIR) / "worlds" / "gz" / "detachable_joint.sdf";
+  if (!std::filesystem::exists(file)) {
+    state.SkipWithError("corpus world not found");
+    return;
+  }
+  TestWorld w;
+  kestrel::sdf::load_world_file(file, w.r(), w.world());
+  auto& r = w.r();
+  const auto link = [&](const char* model, const char* name) {
+    return r.child_by_name(r.child_by_name(w.world(), model), name);
+  };
+  const auto vehicle = r.child_by_name(w.world(), "vehicle_blue");
+  std::vector<kestrel::ecs::Entity> joints;
+  for (const char* b : {"B1", "B2", "B3"}) {
+    joints.push_back(r.create(vehicle));
+    r.add<c::DetachableJoint>(joints.back(), [&] {
+      c::DetachableJoint dj;
+      dj.parent_link = link("vehicle_blue", "chassis");
+      dj.child_link = link(b, "body");
+      return dj;
+    }());
+  }
+  auto engine = kestrel::physics::make_mujoco_engine();
+  engine->build(r, w.world());
+  const kestrel::Duration dt{1'000'000};
+  for (int i = 0; i < 500; ++i) engine->step(dt, r);
+  const int mode = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    if (mode == 1) {
+      auto& dj = r.get<c::DetachableJoint>(joints[0]);
+      dj.attached = !dj.attached;
+    }
+    if (mode == 2) engine->build(r, w.world());
+    engine->step(dt, r);
+  }
+  state.SetLabel(mode == 0 ? "steps" : mode == 1 ? "steps + weld switched" : "steps + rebuild");
+}
+
 BENCHMARK(BM_RawMuJoCo)->Arg(0);
 BENCHMARK(BM_Kestrel)->Arg(0);
 BENCHMARK(BM_KestrelEngine)->Arg(0);
@@ -92,5 +142,7 @@ BENCHMARK(BM_Kestrel)->Arg(3);
 BENCHMARK(BM_KestrelEngine)->Arg(3);
 
 }  // namespace
+
+BENCHMARK(BM_Detachable)->Arg(0)->Arg(1)->Arg(2);
 
 BENCHMARK_MAIN();

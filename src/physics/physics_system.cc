@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "kestrel/components/detachable_joint.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/physics_islands.h"
@@ -178,6 +179,13 @@ class PhysicsSystem final : public System,
         continue;
       }
       if (!r.has<c::Model>(m) || r.removal_pending(m)) continue;
+      // A detachable joint binds the models of its links (while detached too: one island).
+      for (ecs::Entity e : r.children(m)) {
+        if (const auto* dj = r.try_get<c::DetachableJoint>(e)) {
+          const ecs::Entity a = top_model(r, dj->parent_link), b = top_model(r, dj->child_link);
+          if (a != ecs::kNullEntity && b != ecs::kNullEntity && a != b) bonds_.emplace_back(a, b);
+        }
+      }
       const auto* st = r.try_get<c::Static>(m);
       const bool is_static = st && st->value;
       if (!is_static) moving.push_back(m);
@@ -546,6 +554,8 @@ class PhysicsSystem final : public System,
     r.each_removed<c::Link>(add);
     r.each_removed<c::Joint>(add);
     r.each_removed<c::Collision>(add);
+    r.each_new<c::DetachableJoint>(add);  // a weld to add or drop; attaching only switches it
+    r.each_removed<c::DetachableJoint>(add);
   }
 
   ecs::Entity world_ = ecs::kNullEntity;

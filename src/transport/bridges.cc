@@ -5,6 +5,7 @@
 #include <ignition/msgs/battery_state.pb.h>
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/double.pb.h>
+#include <ignition/msgs/empty.pb.h>
 #include <ignition/msgs/int32.pb.h>
 #include <ignition/msgs/model.pb.h>
 #include <ignition/msgs/odometry.pb.h>
@@ -186,6 +187,39 @@ struct Bridges::Impl {
     });
   }
 
+  // An EventInput with any_type: every message on `topic`, whatever its type, counts once at
+  // the next step boundary in the entries that name it (messages between two boundaries: one).
+  void subscribe_event_any(ecs::Entity e, const std::string& topic) {
+    auto pending = std::make_shared<Pending<bool>>();
+    sim::Runner* run = &runner;
+    Counters* k = &counters;
+    ignition::transport::RawCallback cb = [=](const char*, std::size_t,
+                                              const ignition::transport::MessageInfo&) {
+      std::lock_guard lock(pending->m);
+      if (pending->value) ++k->dropped;
+      pending->value = true;
+      if (pending->posted) return;
+      pending->posted = true;
+      run->post([=](sim::Runner& rr) {
+        {
+          std::lock_guard l(pending->m);
+          pending->value.reset();
+          pending->posted = false;
+        }
+        if (!rr.registry().alive(e)) return;
+        auto* in = rr.registry().try_get<c::TopicInputs>(e);
+        if (!in) return;
+        for (c::EventInput& entry : in->event) {
+          if (entry.topic == topic && entry.any_type) ++entry.count;
+        }
+        rr.registry().mark_changed<c::TopicInputs>(e);
+      });
+    };
+    subscribe_once(e, topic, [topic, cb](ignition::transport::Node& n) mutable {
+      return n.SubscribeRaw(topic, cb);
+    });
+  }
+
   void subscribe_inputs(ecs::Entity e, const c::TopicInputs& in) {
     for (const auto& t : in.twist) {
       subscribe_input<msgs::Twist>(
@@ -222,6 +256,14 @@ struct Bridges::Impl {
             d.velocity.assign(m.velocity().begin(), m.velocity().end());
             d.normalized.assign(m.normalized().begin(), m.normalized().end());
           });
+    }
+    for (const auto& t : in.event) {
+      if (t.any_type) {
+        subscribe_event_any(e, t.topic);
+      } else {
+        subscribe_input<msgs::Empty>(e, t.topic, &c::TopicInputs::event,
+                                     [](c::EventInput&, const msgs::Empty&) {});
+      }
     }
     for (const auto& t : in.boolean_service) {
       subscribe_input<msgs::Boolean>(
@@ -295,6 +337,15 @@ struct Bridges::Impl {
         if (!advanced(e, 4, i, out.joint_state[i].sequence)) continue;
         publish(out.joint_state[i].topic, joint_state_msg(out.joint_state[i]));
       }
+      for (std::size_t i = 0; i < out.string.size(); ++i) {
+        if (!advanced(e, 5, i, out.string[i].sequence) || out.string[i].topic.empty()) continue;
+        msgs::StringMsg m;
+        m.set_data(out.string[i].value);
+        // A state change is rare and may follow a subscription by less than the Outbox's
+        // connection refresh (10 ms): handed over whatever `connected` says.
+        outbox.send(channel_for<msgs::StringMsg>(out.string[i].topic),
+                    std::make_unique<msgs::StringMsg>(m));
+      }
     });
   }
 
@@ -354,6 +405,9 @@ struct Bridges::Impl {
     }
     for (const auto& o : out.boolean) {
       if (!o.topic.empty()) channel_for<msgs::Boolean>(o.topic);
+    }
+    for (const auto& o : out.string) {
+      if (!o.topic.empty()) channel_for<msgs::StringMsg>(o.topic);
     }
   }
 

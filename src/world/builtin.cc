@@ -12,6 +12,7 @@
 #include "systems/apply_joint_force/apply_joint_force.h"
 #include "systems/buoyancy/buoyancy.h"
 #include "systems/buoyancy_engine/buoyancy_engine.h"
+#include "systems/detachable_joint/detachable_joint.h"
 #include "systems/diff_drive/diff_drive.h"
 #include "systems/fixed_wing_control/fixed_wing_control.h"
 #include "systems/generic_motor_model/generic_motor_model.h"
@@ -78,6 +79,8 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"ApplyJointForce", &systems::make_apply_joint_force, false, ""},
       {"KineticEnergyMonitor", &systems::make_kinetic_energy_monitor, false, ""},
       {"TouchPlugin", &systems::make_touch_plugin, false, ""},
+      {"DetachableJoint", &systems::make_detachable_joint, false, ""},
+      {"TriggeredPublisher", &transport::make_triggered_publisher_system, false, ""},
       {"LiftDrag", &systems::make_lift_drag, false, ""},
       {"AdvancedLiftDrag", &systems::make_advanced_lift_drag, false, ""},
       {"Buoyancy", &systems::make_buoyancy, false, ""},

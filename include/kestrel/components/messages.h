@@ -75,6 +75,14 @@ struct ActuatorsInput {
   std::uint64_t count = 0;
 };
 
+/// A message that carries nothing but its arrival on `topic`: ignition.msgs.Empty, or with
+/// `any_type` a message of any type (Gazebo's DetachableJoint attach topic).
+struct EventInput {
+  std::string topic;
+  bool any_type = false;
+  std::uint64_t count = 0;
+};
+
 /// The topics the systems attached to an entity subscribe (see the file comment).
 struct TopicInputs {
   std::vector<TwistInput> twist;
@@ -83,6 +91,7 @@ struct TopicInputs {
   std::vector<Vector3Input> vector3;
   std::vector<Int32Input> int32;
   std::vector<ActuatorsInput> actuators;
+  std::vector<EventInput> event;
   /// One-way services (request ignition.msgs.Boolean, no response) named `topic`: each
   /// request is written like a message (TouchPlugin's `enable`).
   std::vector<BoolInput> boolean_service;
@@ -134,6 +143,13 @@ struct BoolOutput {
   std::uint64_t sequence = 0;
 };
 
+/// ignition.msgs.StringMsg on `topic` (an event output, advertised when its entry appears).
+struct StringOutput {
+  std::string topic;
+  std::string value;
+  std::uint64_t sequence = 0;
+};
+
 /// A model's joint state as Gazebo's JointStatePublisher sends it: ignition.msgs.Model with
 /// the model's name, id and pose and one ignition.msgs.Joint per entry.
 struct JointStateOutput {
@@ -169,6 +185,7 @@ struct TopicOutputs {
   std::vector<DoubleOutput> real;
   std::vector<BoolOutput> boolean;
   std::vector<JointStateOutput> joint_state;
+  std::vector<StringOutput> string;
 };
 
 }  // namespace kestrel::components

@@ -66,4 +66,8 @@ std::unique_ptr<System> make_user_commands_system();
 /// /world/W/scene/info (Scene service), /world/W/state (SerializedStepMap service).
 std::unique_ptr<System> make_scene_broadcaster_system();
 
+/// Gazebo's TriggeredPublisher: publishes its <output> messages when a message on its <input>
+/// topic matches (src/transport/triggered_publisher/README.md).
+std::unique_ptr<System> make_triggered_publisher_system();
+
 }  // namespace kestrel::transport

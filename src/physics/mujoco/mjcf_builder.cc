@@ -10,6 +10,8 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "kestrel/components/detachable_joint.h"
+#include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
 #include "mesh/mesh.h"
 #include "physics/mujoco/mesh_file.h"
@@ -173,6 +175,8 @@ class Builder {
         if (auto* s = r_.try_get<c::Static>(e); s && s->value) st = true;
         if (!in_island(top, st)) continue;
         models_.push_back(e);
+      } else if (r_.has<c::DetachableJoint>(e)) {
+        detachable_.push_back(e);
       }
     }
   }
@@ -285,6 +289,7 @@ class Builder {
     if (assets_->NoChildren()) root->DeleteChild(assets_);
 
     emit_excludes(root);
+    emit_welds(root);
 
     // MuJoCo's pyramidal friction cone softens the normal direction as μ grows: a body on a
     // plane with μ = 10 sinks 2.5 cm, with μ = 20 it falls through. A contact's μ is the
@@ -840,6 +845,38 @@ class Builder {
     return 0;
   }
 
+  // Detachable joints: a weld equality constraint each, between links this model simulates of
+  // which one moves (src/physics/README.md, "Detachable joints"). Active from the build only
+  // when attached with its relative pose known; otherwise the engine switches it on at the
+  // step it attaches, with the links' relative pose of that step.
+  void emit_welds(tinyxml2::XMLElement* root) {
+    tinyxml2::XMLElement* equality = nullptr;
+    for (ecs::Entity e : detachable_) {
+      const auto& dj = r_.get<c::DetachableJoint>(e);
+      const auto p = link_index_.find(dj.parent_link), ch = link_index_.find(dj.child_link);
+      if (p == link_index_.end() || ch == link_index_.end() || dj.parent_link == dj.child_link)
+        continue;
+      if (!links_[p->second].dynamic && !links_[ch->second].dynamic) continue;
+      if (!equality) equality = root->InsertNewChildElement("equality");
+      auto* weld = equality->InsertNewChildElement("weld");
+      WeldRecord rec{e, fmt::format("kestrel_detachable_{}", e)};
+      weld->SetAttribute("name", rec.name.c_str());
+      weld->SetAttribute("body1", r_.scoped_name(dj.parent_link).c_str());
+      weld->SetAttribute("body2", r_.scoped_name(dj.child_link).c_str());
+      const bool active = dj.attached && dj.pose_set;
+      const Pose3d X = active ? dj.X_PC : Pose3d::Zero;
+      const auto& q = X.Rot();
+      weld->SetAttribute("relpose", fmt::format("{} {} {} {} {} {} {}", X.Pos().X(), X.Pos().Y(),
+                                                X.Pos().Z(), q.W(), q.X(), q.Y(), q.Z())
+                                        .c_str());
+      weld->SetAttribute("active", active ? "true" : "false");
+      // As stiff as MuJoCo allows (a time constant of two steps): a fixed joint, not a spring.
+      weld->SetAttribute("solref", fmt::format("{} 1", num(2 * dt_)).c_str());
+      constraint_rows_ += 6;
+      out_.welds.push_back(std::move(rec));
+    }
+  }
+
   void emit_excludes(tinyxml2::XMLElement* root) {
     tinyxml2::XMLElement* contact = nullptr;
     for (std::size_t a = 0; a < links_.size(); ++a) {
@@ -885,7 +922,7 @@ class Builder {
   MjcfModel out_;
   std::vector<LinkInfo> links_;
   std::unordered_map<ecs::Entity, std::size_t> link_index_;
-  std::vector<ecs::Entity> joints_, models_;
+  std::vector<ecs::Entity> joints_, models_, detachable_;
   tinyxml2::XMLDocument doc_;
   tinyxml2::XMLElement* size_el_ = nullptr;
   tinyxml2::XMLElement* assets_ = nullptr;

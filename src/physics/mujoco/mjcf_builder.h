@@ -46,6 +46,12 @@ struct ModelRecord {
   bool dynamic = false;
 };
 
+/// A detachable joint (components::DetachableJoint) as a MuJoCo weld equality constraint.
+struct WeldRecord {
+  ecs::Entity entity = ecs::kNullEntity;  // the DetachableJoint's entity
+  std::string name;                       // MJCF equality name
+};
+
 struct MeshFile {
   std::string vfs_name;  // name inside the MuJoCo VFS
   std::string path;      // file on disk
@@ -58,6 +64,7 @@ struct MjcfModel {
   std::vector<MeshFile> meshes;
   std::vector<BodyRecord> bodies;  // in MJCF order (parents before children)
   std::vector<JointRecord> joints;
+  std::vector<WeldRecord> welds;    // in MJCF order
   std::vector<ecs::Entity> geoms;   // collision entity per geom, in MJCF order
   std::vector<ModelRecord> models;  // parents before children
   std::vector<PhysicsIssue> issues;

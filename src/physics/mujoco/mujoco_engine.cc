@@ -24,6 +24,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "kestrel/components/detachable_joint.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
@@ -184,8 +185,15 @@ struct Mdl {
 };
 
 // Everything derived from one build; copied whole for exact reset.
+// A detachable joint's weld equality constraint.
+struct Weld {
+  ecs::Entity entity = ecs::kNullEntity;  // holds the components::DetachableJoint
+  int eq = -1, body1 = -1, body2 = -1;    // MuJoCo equality and body ids (parent, child)
+};
+
 struct Mapping {
   std::vector<Body> bodies;
+  std::vector<Weld> welds;
   std::vector<Jnt> joints;
   std::vector<Mdl> models;
   std::vector<ecs::Entity> geom_entity;               // by MuJoCo geom id
@@ -754,6 +762,14 @@ class MujocoEngine final : public IslandEngine {
       mp.body_of.set(br.link, static_cast<int>(mp.bodies.size()));
       mp.bodies.push_back(b);
     }
+    for (const auto& wr : mjcf.welds) {
+      Weld w;
+      w.entity = wr.entity;
+      w.eq = name2id(m, mjOBJ_EQUALITY, wr.name);
+      w.body1 = m->eq_obj1id[w.eq];
+      w.body2 = m->eq_obj2id[w.eq];
+      mp.welds.push_back(w);
+    }
     for (auto& md : mp.models) {
       if (auto* rec = find_model(mjcf, md.model); rec && rec->canonical != ecs::kNullEntity) {
         md.canonical = mp.bodies[mp.body_of[rec->canonical]].id;
@@ -910,7 +926,7 @@ class MujocoEngine final : public IslandEngine {
   int apply_commands(ecs::Registry& r) {
     mjModel* m = m_.get();
     mjData* d = d_.get();
-    int changed = 0;
+    int changed = map_.welds.empty() ? 0 : switch_welds(r);
     clear_wrenches();
     mju_zero(d->qfrc_applied, m->nv);
     // Links with gravity off: cancel gravity at the centre of mass.
@@ -975,6 +991,34 @@ class MujocoEngine final : public IslandEngine {
     if (r.count<c::LinearVelocityCmd>() || r.count<c::AngularVelocityCmd>()) {
       apply_velocity_cmds(r);
       changed |= kVelChanged;
+    }
+    return changed;
+  }
+
+  // Detachable joints: a weld whose DetachableJoint attached since the last step is switched on
+  // with the links' relative pose now (written back as X_PC), one that detached is switched
+  // off. MuJoCo makes its constraint rows with the positions (mj_fwdPosition), so a switch
+  // counts as a position change: the step redoes them.
+  int switch_welds(ecs::Registry& r) {
+    mjModel* m = m_.get();
+    int changed = 0;
+    for (const Weld& w : map_.welds) {
+      auto* dj = r.try_get<c::DetachableJoint>(w.entity);
+      const bool attach = dj != nullptr && dj->attached && !r.removal_pending(w.entity);
+      if (attach == (m->eq_active[w.eq] != 0)) continue;
+      if (attach) {
+        dj->X_PC = compose(inverse(body_pose(d_.get(), w.body1)), body_pose(d_.get(), w.body2));
+        dj->pose_set = true;
+        mjtNum* data = m->eq_data + mjNEQDATA * w.eq;  // anchor (3), relpose (3 + 4), torquescale
+        const auto& X = dj->X_PC;
+        data[3] = X.Pos().X(), data[4] = X.Pos().Y(), data[5] = X.Pos().Z();
+        data[6] = X.Rot().W(), data[7] = X.Rot().X(), data[8] = X.Rot().Y();
+        data[9] = X.Rot().Z();
+      } else if (dj) {
+        dj->pose_set = false;
+      }
+      m->eq_active[w.eq] = attach ? 1 : 0;
+      changed |= kPosChanged;
     }
     return changed;
   }
