@@ -43,6 +43,9 @@ struct RunArgs {
   std::optional<std::string> transport_ip;
   bool no_render = false;
   unsigned render_threads = 0;
+  bool viewer = false;
+  std::string viewer_ip = "127.0.0.1";
+  std::uint16_t viewer_port = 8765;
 };
 
 // A one-line live status on a terminal, refreshed a few times a second from its own thread.
@@ -113,6 +116,9 @@ int run(const RunArgs& a) {
   ws.transport_ip = a.transport_ip;
   ws.render = !a.no_render;
   ws.render_threads = a.render_threads;
+  ws.viewer = a.viewer;
+  ws.viewer_ip = a.viewer_ip;
+  ws.viewer_port = a.viewer_port;
   // Signals are blocked before loading: threads started while loading (transport's) inherit the
   // mask, so SIGINT/SIGTERM reach the server's watcher instead of killing the process.
   sim::Server server;
@@ -232,6 +238,18 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("--render-threads", args->render_threads,
                   "Threads that render, the step thread included (default: one per core)")
       ->check(CLI::Range(1u, 256u));
+  auto* viewer = cmd->add_flag(
+      "--viewer", args->viewer,
+      "Serve the world live on one port: the Foxglove WebSocket protocol (Foxglove, Lichtblick) "
+      "and the built-in page at http://IP:PORT/ (src/viewer/README.md)");
+  cmd->add_option("--viewer-port", args->viewer_port,
+                  "The viewer's TCP port (default 8765; 0: any free port, printed)")
+      ->check(CLI::Range(0, 65535))
+      ->needs(viewer);
+  cmd->add_option("--viewer-ip", args->viewer_ip,
+                  "Address the viewer binds to (default 127.0.0.1: only this machine can "
+                  "connect; another address lets other hosts watch and control the world)")
+      ->needs(viewer);
   cmd->callback([&selected, args] { selected = [args] { return run(*args); }; });
 }
 

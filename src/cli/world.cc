@@ -13,6 +13,7 @@
 #include "kestrel/physics/truth_csv.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
+#include "kestrel/viewer/viewer.h"
 #include "kestrel/world/setup.h"
 
 namespace kestrel::cli {
@@ -80,6 +81,13 @@ LoadedWorld load_world(const WorldSettings& s) {
   if (s.transport) {
     runner->add_system(transport::make_world_transport_system(*runner), runner->world(), nullptr,
                        "kestrel::transport::WorldTransport", "default (--no-transport to omit)");
+  }
+  if (s.viewer) {
+    viewer::Options v;
+    v.ip = s.viewer_ip;
+    v.port = s.viewer_port;
+    runner->add_system(viewer::make_viewer_system(*runner, v), runner->world(), nullptr,
+                       "kestrel::viewer::Viewer", "--viewer");
   }
   // SITL bridges attached from the command line (src/sitl).
   for (const auto& [specs, autopilot, flag] :

@@ -30,6 +30,9 @@ struct WorldSettings {
   std::optional<std::string> transport_ip;     ///< --transport-ip (default: IGN_IP or 127.0.0.1)
   bool render = true;                          ///< rendering sensors render (false: --no-render)
   unsigned render_threads = 0;                 ///< --render-threads (0: one per core)
+  bool viewer = false;                         ///< --viewer: the Foxglove WebSocket server
+  std::string viewer_ip = "127.0.0.1";         ///< --viewer-ip
+  std::uint16_t viewer_port = 8765;            ///< --viewer-port (0: any free port)
 };
 
 struct LoadedWorld {

@@ -1,0 +1,410 @@
+// The one export model (src/export/README.md): channels built from the registry at construction,
+// messages of changed channels each step. Foxglove's schemas in protobuf (proto/foxglove), small
+// scalar channels in JSON with a JSON Schema.
+#include "kestrel/export/export.h"
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "export/proto/foxglove/schemas.pb.h"
+#include "kestrel/components/model.h"
+#include "mesh/mesh.h"
+
+namespace kestrel::exports {
+namespace {
+
+namespace c = kestrel::components;
+namespace fg = ::foxglove;
+using ignition::math::Pose3d;
+using ignition::math::Quaterniond;
+using ignition::math::Vector3d;
+
+// Every file the message's file depends on first, then the file itself (readers resolve
+// imports in order).
+std::string descriptor_set(const google::protobuf::Descriptor* d) {
+  google::protobuf::FileDescriptorSet set;
+  std::set<std::string> seen;
+  std::function<void(const google::protobuf::FileDescriptor*)> add =
+      [&](const google::protobuf::FileDescriptor* f) {
+        if (!seen.insert(f->name()).second) return;
+        for (int i = 0; i < f->dependency_count(); ++i) add(f->dependency(i));
+        f->CopyTo(set.add_file());
+      };
+  add(d->file());
+  return set.SerializeAsString();
+}
+
+void stamp(google::protobuf::Timestamp* ts, Duration t) {
+  const std::int64_t ns = t.count();
+  const std::int64_t sec = ns >= 0 ? ns / 1'000'000'000 : (ns - 999'999'999) / 1'000'000'000;
+  ts->set_seconds(sec);
+  ts->set_nanos(static_cast<std::int32_t>(ns - sec * 1'000'000'000));
+}
+
+void vec(const Vector3d& v, fg::Vector3* m) {
+  m->set_x(v.X());
+  m->set_y(v.Y());
+  m->set_z(v.Z());
+}
+
+void quat(const Quaterniond& q, fg::Quaternion* m) {
+  m->set_x(q.X());
+  m->set_y(q.Y());
+  m->set_z(q.Z());
+  m->set_w(q.W());
+}
+
+void pose(const Pose3d& p, fg::Pose* m) {
+  vec(p.Pos(), m->mutable_position());
+  quat(p.Rot(), m->mutable_orientation());
+}
+
+void color(const c::Material* mat, fg::Color* m) {
+  // SDF's default material is grey; a visual without one is drawn that way.
+  const Vector3d rgb = mat ? mat->diffuse : Vector3d(0.7, 0.7, 0.7);
+  m->set_r(rgb.X());
+  m->set_g(rgb.Y());
+  m->set_b(rgb.Z());
+  m->set_a(mat ? 1.0 - mat->transparency : 1.0);
+}
+
+const char* kStatsSchema = R"({
+  "title": "kestrel.Stats",
+  "description": "World statistics and the viewer's counters",
+  "type": "object",
+  "properties": {
+    "sim_time": {"type": "number", "description": "sim time [s]"},
+    "real_time": {"type": "number", "description": "wall time the world has run [s]"},
+    "rtf": {"type": "number", "description": "real-time factor over the last ~1 s of wall time"},
+    "iterations": {"type": "integer"},
+    "paused": {"type": "boolean"},
+    "clients": {"type": "integer", "description": "viewer clients connected"},
+    "dropped": {"type": "integer", "description": "messages replaced by newer ones before a slow client took them"},
+    "refused": {"type": "integer", "description": "bad client messages and connections refused"}
+  }
+})";
+
+const char* kClockSchema = R"({
+  "title": "kestrel.Clock",
+  "description": "Sim time",
+  "type": "object",
+  "properties": {
+    "sim_time": {"type": "number", "description": "sim time [s]"},
+    "sec": {"type": "integer"},
+    "nsec": {"type": "integer"}
+  }
+})";
+
+// Exactly equal (ignition-math's == has a tolerance of 1e-6, which hides slow motion).
+bool same(const Pose3d& a, const Pose3d& b) {
+  return a.Pos().X() == b.Pos().X() && a.Pos().Y() == b.Pos().Y() && a.Pos().Z() == b.Pos().Z() &&
+         a.Rot().W() == b.Rot().W() && a.Rot().X() == b.Rot().X() && a.Rot().Y() == b.Rot().Y() &&
+         a.Rot().Z() == b.Rot().Z();
+}
+
+}  // namespace
+
+struct ExportModel::Impl {
+  std::string world_prefix;  // "W::", stripped from scoped names
+  std::uint32_t tf = 0, scene = 0, stats = 0, clock = 0;
+  std::set<std::uint32_t> forced;
+
+  // transforms: links and their last exported world poses
+  std::uint64_t epoch = ~0ull;
+  std::vector<ecs::Entity> links;
+  std::unordered_map<ecs::Entity, std::string> names;
+  std::vector<Pose3d> sent;
+  bool tf_changed = true;
+
+  // scene: rebuilt when the set of visuals changes
+  std::uint64_t scene_signature = 0;
+  std::size_t scene_count = ~std::size_t{0};
+  bool scene_changed = true;
+  Message last_scene;
+  std::map<std::string, std::shared_ptr<mesh::TriMesh>> meshes;  // by path and scale
+
+  Duration last_time{-1};
+
+  const std::string& name(const ecs::Registry& reg, ecs::Entity e) {
+    auto it = names.find(e);
+    if (it != names.end()) return it->second;
+    std::string n = reg.scoped_name(e);
+    if (n.starts_with(world_prefix)) n.erase(0, world_prefix.size());
+    return names.emplace(e, std::move(n)).first->second;
+  }
+
+  void refresh_structure(const ecs::Registry& reg) {
+    if (reg.layout_epoch() == epoch) return;
+    epoch = reg.layout_epoch();
+    std::vector<ecs::Entity> now;
+    reg.each<c::Link, c::WorldPose>(
+        [&](ecs::Entity e, const c::Link&, const c::WorldPose&) { now.push_back(e); });
+    if (now != links) {
+      links = std::move(now);
+      sent.clear();
+      tf_changed = true;
+      std::unordered_map<ecs::Entity, std::string> kept;
+      for (ecs::Entity e : links) {
+        auto it = names.find(e);
+        if (it != names.end()) kept.emplace(e, std::move(it->second));
+      }
+      names = std::move(kept);
+    }
+    std::uint64_t sig = 0;
+    std::size_t count = 0;
+    reg.each<c::Visual>([&](ecs::Entity e, const c::Visual&) {
+      sig = sig * 1000003u + e;
+      ++count;
+    });
+    if (sig != scene_signature || count != scene_count) {
+      scene_signature = sig;
+      scene_count = count;
+      scene_changed = true;
+    }
+  }
+
+  bool links_moved(const ecs::Registry& reg) {
+    if (sent.size() != links.size()) return true;
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const auto* p = reg.try_get<c::WorldPose>(links[i]);
+      if (p && !same(p->value, sent[i])) return true;
+    }
+    return false;
+  }
+
+  std::string transforms(const ecs::Registry& reg, Duration t) {
+    fg::FrameTransforms msg;
+    sent.resize(links.size());
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const auto* p = reg.try_get<c::WorldPose>(links[i]);
+      if (!p) continue;
+      sent[i] = p->value;
+      auto* tr = msg.add_transforms();
+      stamp(tr->mutable_timestamp(), t);
+      tr->set_parent_frame_id("world");
+      tr->set_child_frame_id(name(reg, links[i]));
+      vec(p->value.Pos(), tr->mutable_translation());
+      quat(p->value.Rot(), tr->mutable_rotation());
+    }
+    return msg.SerializeAsString();
+  }
+
+  std::shared_ptr<mesh::TriMesh> load_mesh(const c::MeshShape& m, ecs::Entity visual,
+                                           const ecs::Registry& reg) {
+    const std::string key = m.path + "|" + std::to_string(m.scale.X()) + "," +
+                            std::to_string(m.scale.Y()) + "," + std::to_string(m.scale.Z()) + "|" +
+                            m.submesh;
+    auto it = meshes.find(key);
+    if (it != meshes.end()) return it->second;
+    auto tri = std::make_shared<mesh::TriMesh>();
+    const std::string why = m.path.empty() ? "its file could not be resolved (" + m.uri + ")"
+                                           : mesh::load(m, m.scale, *tri);
+    if (!why.empty()) {
+      // The world loaded without it (the visual is drawn by nothing else): say so once.
+      spdlog::warn("export: {}: its mesh is left out of the viewer's scene: {}",
+                   reg.describe(visual), why);
+      tri.reset();
+    }
+    meshes.emplace(key, tri);
+    return tri;
+  }
+
+  // One entity per link that has visuals (frame_locked to the link's frame), primitives in
+  // the link frame; every message replaces the whole scene (deletion ALL first), so a reader
+  // that only keeps the newest message still has all of it.
+  std::string scene_update(const ecs::Registry& reg, Duration t) {
+    fg::SceneUpdate msg;
+    auto* del = msg.add_deletions();
+    stamp(del->mutable_timestamp(), t);
+    del->set_type(fg::SceneEntityDeletion::ALL);
+    std::map<ecs::Entity, fg::SceneEntity*> by_link;
+    reg.each<c::Visual, c::Geometry, c::Pose>(
+        [&](ecs::Entity v, const c::Visual&, const c::Geometry& g, const c::Pose& X_LV) {
+          const ecs::Entity link = reg.parent(v);
+          if (link == ecs::kNullEntity || !reg.has<c::Link>(link)) return;
+          auto& ent = by_link[link];
+          if (!ent) {
+            ent = msg.add_entities();
+            stamp(ent->mutable_timestamp(), t);
+            ent->set_frame_id(name(reg, link));
+            ent->set_id(name(reg, link));
+            ent->set_frame_locked(true);
+          }
+          const auto* mat = reg.try_get<c::Material>(v);
+          const Pose3d& P = X_LV.value;
+          auto sphere = [&](const Pose3d& at, const Vector3d& size) {
+            auto* sp = ent->add_spheres();
+            pose(at, sp->mutable_pose());
+            vec(size, sp->mutable_size());
+            color(mat, sp->mutable_color());
+          };
+          auto cylinder = [&](const Pose3d& at, double radius, double length) {
+            auto* cy = ent->add_cylinders();
+            pose(at, cy->mutable_pose());
+            vec(Vector3d(2 * radius, 2 * radius, length), cy->mutable_size());
+            cy->set_bottom_scale(1);
+            cy->set_top_scale(1);
+            color(mat, cy->mutable_color());
+          };
+          std::visit(
+              [&](const auto& s) {
+                using S = std::decay_t<decltype(s)>;
+                if constexpr (std::is_same_v<S, c::BoxShape>) {
+                  auto* cube = ent->add_cubes();
+                  pose(P, cube->mutable_pose());
+                  vec(s.size, cube->mutable_size());
+                  color(mat, cube->mutable_color());
+                } else if constexpr (std::is_same_v<S, c::SphereShape>) {
+                  sphere(P, Vector3d(2, 2, 2) * s.radius);
+                } else if constexpr (std::is_same_v<S, c::EllipsoidShape>) {
+                  sphere(P, s.radii * 2);
+                } else if constexpr (std::is_same_v<S, c::CylinderShape>) {
+                  cylinder(P, s.radius, s.length);
+                } else if constexpr (std::is_same_v<S, c::CapsuleShape>) {
+                  // A cylinder and a sphere at each end.
+                  cylinder(P, s.radius, s.length);
+                  for (double end : {-0.5, 0.5}) {
+                    sphere(P * Pose3d(0, 0, end * s.length, 0, 0, 0), Vector3d(2, 2, 2) * s.radius);
+                  }
+                } else if constexpr (std::is_same_v<S, c::PlaneShape>) {
+                  // A thin box with its top face on the plane, turned from +z to the normal.
+                  auto* cube = ent->add_cubes();
+                  Quaterniond q;
+                  q.From2Axes(Vector3d::UnitZ, s.normal.Normalized());
+                  const double thick = 0.01;
+                  pose(P * Pose3d(q * Vector3d(0, 0, -thick / 2), q), cube->mutable_pose());
+                  vec(Vector3d(s.size.X(), s.size.Y(), thick), cube->mutable_size());
+                  color(mat, cube->mutable_color());
+                } else if constexpr (std::is_same_v<S, c::MeshShape>) {
+                  auto tri = load_mesh(s, v, reg);
+                  if (!tri) return;
+                  auto* tl = ent->add_triangles();
+                  pose(P, tl->mutable_pose());
+                  if (mat) {
+                    color(mat, tl->mutable_color());
+                  } else if (tri->has_color) {
+                    auto* col = tl->mutable_color();
+                    col->set_r(tri->diffuse[0]);
+                    col->set_g(tri->diffuse[1]);
+                    col->set_b(tri->diffuse[2]);
+                    col->set_a(1);
+                  } else {
+                    color(nullptr, tl->mutable_color());
+                  }
+                  for (std::size_t i = 0; i + 2 < tri->vertices.size(); i += 3) {
+                    auto* pt = tl->add_points();
+                    pt->set_x(tri->vertices[i]);
+                    pt->set_y(tri->vertices[i + 1]);
+                    pt->set_z(tri->vertices[i + 2]);
+                  }
+                  for (std::uint32_t idx : tri->indices) tl->add_indices(idx);
+                }
+                // Heightmaps are not in the scene yet (README).
+              },
+              g.shape);
+        });
+    return msg.SerializeAsString();
+  }
+};
+
+ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name) : impl_(new Impl) {
+  impl_->world_prefix = world_name + "::";
+  auto add = [&](std::string topic, std::string encoding, std::string schema_name,
+                 std::string schema_encoding, std::string schema, bool latched) {
+    Channel ch;
+    ch.id = static_cast<std::uint32_t>(channels_.size() + 1);
+    ch.topic = std::move(topic);
+    ch.encoding = std::move(encoding);
+    ch.schema_name = std::move(schema_name);
+    ch.schema_encoding = std::move(schema_encoding);
+    ch.schema = std::move(schema);
+    ch.latched = latched;
+    channels_.push_back(std::move(ch));
+    return channels_.back().id;
+  };
+  impl_->tf = add("/tf", "protobuf", "foxglove.FrameTransforms", "protobuf",
+                  descriptor_set(fg::FrameTransforms::descriptor()), false);
+  impl_->scene = add("/scene", "protobuf", "foxglove.SceneUpdate", "protobuf",
+                     descriptor_set(fg::SceneUpdate::descriptor()), true);
+  const std::string w = "/world/" + world_name;
+  impl_->stats = add(w + "/stats", "json", "kestrel.Stats", "jsonschema", kStatsSchema, false);
+  impl_->clock = add(w + "/clock", "json", "kestrel.Clock", "jsonschema", kClockSchema, false);
+  impl_->refresh_structure(reg);
+}
+
+ExportModel::~ExportModel() { delete impl_; }
+
+const Channel* ExportModel::find(const std::string& topic) const {
+  for (const auto& ch : channels_) {
+    if (ch.topic == topic) return &ch;
+  }
+  return nullptr;
+}
+
+void ExportModel::force(std::uint32_t channel) { impl_->forced.insert(channel); }
+
+const Message* ExportModel::last(std::uint32_t channel) const {
+  if (channel == impl_->scene && !impl_->last_scene.data.empty()) return &impl_->last_scene;
+  return nullptr;
+}
+
+void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
+                       const std::function<bool(std::uint32_t)>& wanted,
+                       const std::function<void(Message&&)>& sink) {
+  Impl& m = *impl_;
+  // Time going back is a reset: the registry was restored, everything is sent again.
+  if (ctx.sim_time < m.last_time) {
+    m.epoch = ~0ull;
+    m.scene_count = ~std::size_t{0};
+    m.sent.clear();
+    for (const auto& ch : channels_) m.forced.insert(ch.id);
+  }
+  m.last_time = ctx.sim_time;
+  m.refresh_structure(reg);
+  auto due = [&](std::uint32_t ch, bool changed) {
+    if (!wanted(ch)) return false;
+    return changed || m.forced.erase(ch) > 0;
+  };
+  if (!m.tf_changed) m.tf_changed = m.links_moved(reg);
+  if (due(m.tf, m.tf_changed)) {
+    sink(Message{m.tf, ctx.sim_time, m.transforms(reg, ctx.sim_time)});
+    m.tf_changed = false;
+  }
+  // The scene is built when it changed even if nobody reads it now: last() hands it to the
+  // next reader.
+  if (m.scene_changed) {
+    m.last_scene = Message{m.scene, ctx.sim_time, m.scene_update(reg, ctx.sim_time)};
+    m.scene_changed = false;
+    m.forced.insert(m.scene);
+  }
+  if (due(m.scene, false)) sink(Message(m.last_scene));
+  if (due(m.stats, true)) {
+    nlohmann::json j = {{"sim_time", to_seconds(ctx.sim_time)},
+                        {"real_time", to_seconds(ctx.stats.real_time)},
+                        {"rtf", std::isfinite(ctx.stats.rtf) ? ctx.stats.rtf : 0.0},
+                        {"iterations", ctx.stats.iterations},
+                        {"paused", ctx.stats.paused},
+                        {"clients", ctx.clients},
+                        {"dropped", ctx.dropped},
+                        {"refused", ctx.refused}};
+    sink(Message{m.stats, ctx.sim_time, j.dump()});
+  }
+  if (due(m.clock, true)) {
+    const std::int64_t ns = ctx.sim_time.count();
+    nlohmann::json j = {{"sim_time", to_seconds(ctx.sim_time)},
+                        {"sec", ns / 1'000'000'000},
+                        {"nsec", ns % 1'000'000'000}};
+    sink(Message{m.clock, ctx.sim_time, j.dump()});
+  }
+}
+
+}  // namespace kestrel::exports

@@ -1,0 +1,66 @@
+// Shared by the viewer tests: start `kestrel run --viewer` on a free port, wait for conditions
+// (bounded, polled), and decode Foxglove channels with the schemas the server advertises.
+'use strict';
+const { spawn } = require('child_process');
+
+// Starts `kestrel run WORLD --viewer --viewer-port 0 ARGS...` and resolves with the child, its
+// output so far (out.stdout, out.stderr) and the port it printed.
+function startViewer(kestrel, world, args = []) {
+  const child = spawn(kestrel, ['run', world, '--viewer', '--viewer-port', '0', ...args],
+                      { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  child.stderr.on('data', (d) => { out.stderr += d; process.stderr.write(d); });
+  const port = new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out.stdout += d;
+      const m = out.stdout.match(/viewer at http:\/\/127\.0\.0\.1:(\d+)\//);
+      if (m) resolve(Number(m[1]));
+    });
+    exited.then((e) => reject(new Error(`kestrel exited (${e.code}, ${e.signal}) before printing its viewer URL:\n${out.stdout}`)));
+  });
+  return { child, out, exited, port };
+}
+
+// Resolves when pred() is true (polled every 20 ms); rejects after ms milliseconds.
+function waitFor(pred, ms, what) {
+  const t0 = Date.now();
+  return new Promise((resolve, reject) => {
+    const tick = () => {
+      let v;
+      try { v = pred(); } catch (e) { return reject(e); }
+      if (v) return resolve(v);
+      if (Date.now() - t0 > ms) return reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
+      setTimeout(tick, 20);
+    };
+    tick();
+  });
+}
+
+// A protobufjs type for a channel advertised with a FileDescriptorSet (base64) schema.
+function protobufType(channel) {
+  const protobuf = require('protobufjs');
+  require('protobufjs/ext/descriptor');
+  const set = protobuf.descriptor.FileDescriptorSet.decode(Buffer.from(channel.schema, 'base64'));
+  return protobuf.Root.fromDescriptor(set).lookupType(channel.schemaName);
+}
+
+// Stops kestrel with SIGINT and resolves with its exit (SIGKILL after 20 s).
+async function stop(k) {
+  k.child.kill('SIGINT');
+  const timer = setTimeout(() => k.child.kill('SIGKILL'), 20000);
+  const e = await k.exited;
+  clearTimeout(timer);
+  return e;
+}
+
+// Runs the async test body and exits 0 if every check passed (1 otherwise, or on an error).
+function runTest(main, checks) {
+  main().then((ok) => process.exit(ok ? 0 : 1), (err) => {
+    console.error(`FAILED: ${err.stack || err}`);
+    checks.summary();
+    process.exit(1);
+  });
+}
+
+module.exports = { startViewer, waitFor, protobufType, stop, runTest };
