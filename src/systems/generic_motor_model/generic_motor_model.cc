@@ -95,7 +95,11 @@ class GenericMotorModel final : public System,
     const auto& jd = r.get<c::JointData>(joint_);
     parent_ = jd.parent != ecs::kNullEntity ? jd.parent : link_;
     axis_J_ = jd.axis.xyz;
-    if (const auto* p = r.try_get<c::Pose>(joint_)) X_LJ_ = p->value;
+    // The joint frame in the rotor link, from the world poses of the load (the joint's Pose
+    // component is relative to its parent entity, not to the rotor link).
+    const auto* X_WJ = r.try_get<c::WorldPose>(joint_);
+    const auto* X_WL = r.try_get<c::WorldPose>(link_);
+    if (X_WJ && X_WL) X_LJ_ = X_WL->value.Inverse() * X_WJ->value;
     if (const auto* in = r.try_get<c::Inertial>(link_)) com_L_ = in->value.Pose().Pos();
     const Element* a = config.child("actuator_number");
     const Element* m = config.child("motorNumber");

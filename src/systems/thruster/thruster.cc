@@ -74,7 +74,11 @@ class Thruster final : public System,
     }
     axis_ = jd.axis.xyz;
     link_ = jd.child;
-    if (const auto* p = r.try_get<c::Pose>(joint_)) X_LJ_ = p->value;
+    // The joint frame in the propeller link, from the world poses of the load (the joint's Pose
+    // component is not relative to the child link when the link is turned in the model).
+    const auto* X_WJ = r.try_get<c::WorldPose>(joint_);
+    const auto* X_WL = r.try_get<c::WorldPose>(link_);
+    if (X_WJ && X_WL) X_LJ_ = X_WL->value.Inverse() * X_WJ->value;
     // Gazebo subscribes the deprecated cmd_pos topic too.
     deprecated_.topic = as_valid_topic("/model/" + ns + "/joint/" + joint_name + "/cmd_pos");
     spdlog::warn("{}: Thruster: topic {} is deprecated (Gazebo listens on it too)", config.where(),

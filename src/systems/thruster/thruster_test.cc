@@ -66,6 +66,28 @@ TEST(Thruster, ThrustIsRhoKtD4OmegaAbsOmegaAlongTheAxis) {
   }
 }
 
+// A propeller link turned so that its own z is the axis (as PX4's and the project's propeller
+// links are): the thrust stays along the joint axis in the world while the link spins. The
+// joint frame is the child link's (SDF's default), whatever the link's pose in the model.
+TEST(Thruster, ThrustStaysAlongTheAxisOfATurnedSpinningPropeller) {
+  std::string sdf = thruster_world(kFixed + "<velocity_control>true</velocity_control>");
+  const std::string pose = "<pose>-0.5 0 0 0 0 0</pose>", axis = "<xyz>1 0 0</xyz>";
+  sdf.replace(sdf.find(pose), pose.size(), "<pose>-0.5 0 0 0 1.5707963267948966 0</pose>");
+  sdf.replace(sdf.find(axis), axis.size(), "<xyz>0 0 1</xyz>");
+  testing::WrenchProbe p(sdf, "w::boat::propeller");
+  command(p.w, 10);
+  for (int k = 0; k < 4; ++k) {
+    p.w.step(50);  // about 2 rad of propeller turn each time
+    SCOPED_TRACE(k);
+    EXPECT_NEAR(p.wrench.force.X(), 10, 1e-6);
+    EXPECT_NEAR(p.wrench.force.Y(), 0, 1e-6);
+    EXPECT_NEAR(p.wrench.force.Z(), 0, 1e-6);
+  }
+  EXPECT_GT(
+      std::abs(p.w.r().get<c::JointPosition>(p.w.find("w::boat::propeller_joint")).data.at(0)),
+      5.0);
+}
+
 TEST(Thruster, FreeVehicleAcceleratesAtThrustOverMass) {
   LoadedWorld w(thruster_world(kFixed + "<velocity_control>true</velocity_control>"));
   command(w, 5.05);
