@@ -182,6 +182,10 @@ void Scene::build(const ecs::Registry& r) {
     }
     o.triangles = static_cast<std::uint32_t>(mesh.indices.size() / 3);
     if (const auto* l = r.try_get<c::SemanticLabel>(e)) o.label = l->value;
+    if (const auto* t = r.try_get<c::Temperature>(e)) {
+      o.heat_source = true;
+      o.temperature = t->kelvin;
+    }
     const auto* X_LO = r.try_get<c::Pose>(e);
     const Pose3d X = X_LO ? X_LO->value : Pose3d::Zero;
     o.pose = X;

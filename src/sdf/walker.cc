@@ -103,7 +103,9 @@ bool known_sensor_type(std::string_view t) {
                                                 "segmentation",
                                                 "segmentation_camera",
                                                 "boundingbox_camera",
-                                                "boundingbox"};
+                                                "boundingbox",
+                                                "thermal_camera",
+                                                "thermal"};
   for (std::string_view k : kKnown) {
     if (t == k) return true;
   }

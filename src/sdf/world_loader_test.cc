@@ -259,14 +259,14 @@ TEST(WorldLoader, ZeroJointAxisIsAnErrorAtItsLine) {
 
 TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {
   auto l = load(world(std::string(R"(<model name='m'><link name='a'>)") + kInertial +
-                      R"(<velocity_decay/><sensor name='s' type='thermal_camera'/></link>
+                      R"(<velocity_decay/><sensor name='s' type='wide_angle_camera'/></link>
       </model><model name='d'><link name='a'>)" +
                       kInertial + R"(</link><link name='a'>)" + kInertial + R"(</link></model>
       <model name='p'><static>1</static><link name='l'><sensor name='x' type='imu'>
         <topic>__default__</topic></sensor></link></model>)"));
   const std::string m = messages(l->d);
   EXPECT_THAT(m, HasSubstr("test.sdf:2: [w::m::a] unsupported element <velocity_decay>"));
-  EXPECT_THAT(m, HasSubstr("sensor type 'thermal_camera' is not supported"));
+  EXPECT_THAT(m, HasSubstr("sensor type 'wide_angle_camera' is not supported"));
   EXPECT_THAT(m, HasSubstr("duplicate name 'a'"));
   EXPECT_THAT(m, HasSubstr("placeholder value '__default__'"));
 }

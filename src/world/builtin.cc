@@ -51,10 +51,12 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"Contact", &sensors::make_contact_system, false, "contact"},
       {"Sensors", &sensors::make_rendering_system, false,
        "camera depth_camera depth rgbd_camera rgbd segmentation segmentation_camera gpu_lidar "
-       "gpu_ray boundingbox_camera boundingbox"},
+       "gpu_ray boundingbox_camera boundingbox thermal_camera thermal"},
       {"CpuLidar", &sensors::make_cpu_lidar_system, false, "lidar ray cpu_lidar"},
       {"LogicalCamera", &sensors::make_logical_camera_system, false, "logical_camera"},
       {"Label", &sensors::make_label_system, false, ""},
+      {"Thermal", &sensors::make_thermal_system, false, ""},
+      {"ThermalSensor", &sensors::make_thermal_sensor_system, false, ""},
       {"WindEffects", &systems::make_wind_effects_system, false, ""},
       {"UserCommands", &transport::make_user_commands_system, true, ""},
       {"SceneBroadcaster", &transport::make_scene_broadcaster_system, true, ""},

@@ -32,6 +32,20 @@ struct SemanticLabel {
   int value = 0;
 };
 
+/// Uniform temperature of a visual [K], set by the Thermal system (Gazebo's
+/// gz::sim::systems::Thermal); read by thermal cameras. Visuals without one are not heat sources.
+struct Temperature {
+  double kelvin = 0;
+};
+
+/// A thermal camera's settings from the ThermalSensor system (gz::sim::systems::ThermalSensor),
+/// on the sensor entity; read by the Sensors system at its configure.
+struct ThermalCameraSettings {
+  double resolution = 0;              ///< <resolution> [K per unit]; 0: not given
+  bool has_range = false;             ///< <min_temp> or <max_temp> given
+  double min_temp = 0, max_temp = 0;  ///< [K]
+};
+
 /// Rendering settings of a world, on the world entity (set by `kestrel run` before configure).
 struct RenderSettings {
   bool enabled = true;   ///< false: `kestrel run --no-render`, rendering sensors produce nothing

@@ -225,6 +225,8 @@ inline constexpr SensorFaultTarget kSensorFaultTargets[] = {
     {"segmentation_camera", 0, "", false},
     {"boundingbox_camera", 0, "", false},
     {"boundingbox", 0, "", false},
+    {"thermal_camera", 0, "", true},
+    {"thermal", 0, "", true},
     {"gpu_lidar", 0, "", true},
     {"gpu_ray", 0, "", true},
     {"lidar", 0, "", true},

@@ -63,6 +63,8 @@ struct SceneObject {
   std::uint32_t triangles = 0;
   int label = -1;               ///< components::SemanticLabel of the visual; -1: none (background)
   ignition::math::Pose3d pose;  ///< X_LO: the visual's (collision's) pose in its link
+  bool heat_source = false;     ///< has a components::Temperature (thermal cameras)
+  double temperature = 0;       ///< that temperature [K]
   /// Vertices of its triangles in its own frame (scale applied), xyz: what bounding-box
   /// cameras project (src/sensors/rendering/boxes.cc).
   std::vector<float> vertices;

@@ -7,12 +7,14 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <unordered_map>
 
 #include "kestrel/components/camera.h"
+#include "kestrel/components/world.h"
 #include "kestrel/render/camera.h"
 #include "kestrel/render/scene.h"
 #include "kestrel/sensors/sensors.h"
@@ -30,7 +32,25 @@ namespace {
 namespace c = components;
 using ignition::math::Pose3d;
 
-enum class CameraKind : std::uint8_t { kCamera, kDepth, kRgbd, kSegmentation, kBoundingBox };
+enum class CameraKind : std::uint8_t {
+  kCamera,
+  kDepth,
+  kRgbd,
+  kSegmentation,
+  kBoundingBox,
+  kThermal
+};
+
+// A thermal camera's encoding (gz-sensors' ThermalCameraSensor, gz-sim's Sensors system and
+// ign-rendering6's thermal shader; src/sensors/rendering/README.md).
+struct ThermalParams {
+  double resolution = 0.01;  // [K per unit]
+  double ambient = 288.15;   // [K]
+  double range = 0;          // ambient variation over the view [K]
+  double min_temp = -std::numeric_limits<double>::infinity();
+  double max_temp = std::numeric_limits<double>::infinity();
+  double max_value = 65535;  // L16; L8: 255
+};
 
 struct CameraInstance {
   ecs::Entity entity = ecs::kNullEntity;
@@ -44,6 +64,7 @@ struct CameraInstance {
   std::uint64_t frames = 0;  // frames sampled, stopped ones included: seeds each frame's noise
   bool panoptic = false;     // segmentation: <segmentation_type> instance/panoptic (else semantic)
   BoxType box_type = BoxType::kVisible2D;  // boundingbox_camera: <box_type>
+  ThermalParams thermal;                   // thermal_camera
 };
 
 // Adds N(mean, scale·stddev) to every colour channel ([0, 1] units) or finite depth [m]; one
@@ -111,7 +132,8 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
   bool serves(std::string_view t) const override {
     return t == "camera" || t == "depth_camera" || t == "depth" || t == "rgbd_camera" ||
            t == "rgbd" || t == "segmentation" || t == "segmentation_camera" ||
-           t == "boundingbox_camera" || t == "boundingbox";
+           t == "boundingbox_camera" || t == "boundingbox" || t == "thermal_camera" ||
+           t == "thermal";
   }
 
   CameraInstance make(const SensorContext& ctx, ecs::Registry& r) override {
@@ -121,12 +143,12 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
     const Element& el = *ctx.sensor->element;
     const std::string& type = ctx.sensor->type;
     const std::string frame = without_world(ctx.scoped_name);
-    cam.kind = type == "camera"                              ? CameraKind::kCamera
-               : (type == "depth_camera" || type == "depth") ? CameraKind::kDepth
-               : (type == "rgbd_camera" || type == "rgbd")   ? CameraKind::kRgbd
-               : (type == "boundingbox_camera" || type == "boundingbox")
-                   ? CameraKind::kBoundingBox
-                   : CameraKind::kSegmentation;
+    cam.kind = type == "camera"                                          ? CameraKind::kCamera
+               : (type == "depth_camera" || type == "depth")             ? CameraKind::kDepth
+               : (type == "rgbd_camera" || type == "rgbd")               ? CameraKind::kRgbd
+               : (type == "boundingbox_camera" || type == "boundingbox") ? CameraKind::kBoundingBox
+               : (type == "thermal_camera" || type == "thermal")         ? CameraKind::kThermal
+                                                                 : CameraKind::kSegmentation;
     const Element* ce = sensor_type_element(el, "camera");
     if (cam.kind == CameraKind::kSegmentation && ce) {
       if (const Element* st = ce->child("segmentation_type")) {
@@ -168,6 +190,7 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
           cam.params.where, frame);
       cam.params.noise = NoiseParams{};
     }
+    if (cam.kind == CameraKind::kThermal) cam.thermal = thermal_params(ctx, r, cam.params, frame);
     cam.rays = render::camera_rays(cam.params.model);
     cam.noise_seed = derive_seed(ctx.world_seed, ctx.scoped_name, "image");
     c::CameraTopics topics;
@@ -197,6 +220,10 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
         topics.image = topics.boxes + "_image";
         topics.camera_info = camera_info_topic(topics.boxes);
         break;
+      case CameraKind::kThermal:
+        topics.image = resolve_topic(r, ctx.entity, *ctx.sensor, "image");
+        topics.camera_info = camera_info_topic(topics.image);
+        break;
       case CameraKind::kSegmentation: {
         const std::string base = resolve_topic(r, ctx.entity, *ctx.sensor, "segmentation");
         topics.image = base + "/colored_map";
@@ -223,6 +250,8 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
       render_segmentation(scene, cam, X_WS, out);
     } else if (cam.kind == CameraKind::kBoundingBox) {
       render_boxes(scene, r, cam, X_WS, out);
+    } else if (cam.kind == CameraKind::kThermal) {
+      render_thermal(scene, cam, step.scale, X_WS, out);
     } else {
       render_camera(scene, cam, step.scale, X_WS, out);
     }
@@ -314,10 +343,9 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
     }
   }
 
-  // The colour image (RGB_INT8, no noise, as gz-sensors' bounding box camera) with the boxes
-  // of the labelled models drawn in green, and the boxes.
-  void render_boxes(const render::Scene& scene, const ecs::Registry& r, const CameraInstance& cam,
-                    const Pose3d& X_WS, c::CameraReading& out) {
+  // The shaded colour and the object of every pixel, into scratch_rgb_ and scratch_object_.
+  void render_colour_and_objects(const render::Scene& scene, const CameraInstance& cam,
+                                 const Pose3d& X_WS) {
     const auto& m = cam.params.model;
     const std::size_t n = std::size_t(m.width) * m.height;
     scratch_rgb_.resize(3 * n);
@@ -326,6 +354,14 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
     o.rgb = scratch_rgb_.data();
     o.object = scratch_object_.data();
     render::render_camera(scene, m, cam.rays, X_WS, o, scene_->workers());
+  }
+
+  // The colour image (RGB_INT8, no noise, as gz-sensors' bounding box camera) with the boxes
+  // of the labelled models drawn in green, and the boxes.
+  void render_boxes(const render::Scene& scene, const ecs::Registry& r, const CameraInstance& cam,
+                    const Pose3d& X_WS, c::CameraReading& out) {
+    const auto& m = cam.params.model;
+    render_colour_and_objects(scene, cam, X_WS);
     const BoxFrame frame{scene, r, m, X_WS, scratch_object_};
     out.boxes_2d.clear();
     out.boxes_3d.clear();
@@ -337,6 +373,96 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
       draw_boxes(out.boxes_2d, m.width, m.height, scratch_rgb_.data());
     }
     fill_colour(c::PixelFormat::kRgbInt8, m.width, m.height, out.image);
+  }
+
+  // The settings of a thermal camera: <format> L8 → 8 bit, anything else 16; the resolution
+  // (10 mK; 3 K for 8 bit, as gz-sensors), the ThermalSensor system's resolution and range, the
+  // world's <atmosphere> temperature and its gradient over the view's height (gz-sim).
+  static ThermalParams thermal_params(const SensorContext& ctx, const ecs::Registry& r,
+                                      const CameraParams& p, const std::string& name) {
+    ThermalParams t;
+    const bool l8 = p.format == c::PixelFormat::kLInt8;
+    t.max_value = l8 ? 255 : 65535;
+    if (l8) {
+      spdlog::info(
+          "thermal camera {}: 8-bit image: linear resolution 3 K (range 0..765 K), as "
+          "gz-sensors sets it",
+          name);
+      t.resolution = 3.0;
+    }
+    if (const auto* s = r.try_get<c::ThermalCameraSettings>(ctx.entity)) {
+      if (s->resolution > 0) {
+        t.resolution = s->resolution;
+      } else if (s->resolution < 0) {
+        spdlog::warn("thermal camera {}: ThermalSensor <resolution> must be > 0: using {} K", name,
+                     t.resolution);
+      }
+      if (s->has_range) {
+        if (s->max_temp >= s->min_temp) {
+          t.min_temp = s->min_temp, t.max_temp = s->max_temp;
+        } else {
+          spdlog::warn(
+              "thermal camera {}: ThermalSensor <max_temp> {} K is below <min_temp> {} "
+              "K: no range",
+              name, s->max_temp, s->min_temp);
+        }
+      }
+    }
+    c::Atmosphere atm;
+    if (const auto* a = r.try_get<c::Atmosphere>(ctx.world)) atm = *a;
+    t.ambient = atm.temperature;
+    // gz-sim: the aspect ratio in whole numbers (width / height of unsigned integers).
+    const auto& m = p.model;
+    const double aspect = static_cast<double>(m.width / m.height);
+    const double vfov = 2.0 * std::atan(std::tan(p.horizontal_fov / 2.0) / aspect);
+    const double height = std::tan(vfov / 2.0) * m.far * 2.0;
+    t.range = std::fabs(atm.temperature_gradient * height);
+    return t;
+  }
+
+  // Per pixel: a heat source's temperature; any other surface the ambient temperature varied by
+  // its shaded grey over the range (darker is colder), the sky the coldest; clamped to the
+  // range, in units of the resolution, with the noise in units of the full scale.
+  void render_thermal(const render::Scene& scene, const CameraInstance& cam, double noise_scale,
+                      const Pose3d& X_WS, c::CameraReading& out) {
+    const auto& m = cam.params.model;
+    const auto& t = cam.thermal;
+    const std::size_t n = std::size_t(m.width) * m.height;
+    render_colour_and_objects(scene, cam, X_WS);
+    const bool l8 = t.max_value == 255;
+    c::Image& img = out.image;
+    img.width = m.width, img.height = m.height;
+    img.format = l8 ? c::PixelFormat::kLInt8 : c::PixelFormat::kLInt16;
+    img.data.resize(n * (l8 ? 1 : 2));
+    const NoiseParams& noise = cam.params.noise;
+    const double sd = noise_scale * noise.stddev;
+    scene_->workers().run(m.height, [&](std::size_t row) {
+      Rng rng(cam.noise_seed ^ (cam.frames * 0x9E3779B97F4A7C15ull + row * 0xD1B54A32D192ED03ull));
+      for (std::size_t i = row * m.width; i < (row + 1) * m.width; ++i) {
+        const std::uint32_t obj = scratch_object_[i];
+        double kelvin;
+        if (obj != render::Hit::kNoObject && scene.objects()[obj].heat_source) {
+          kelvin = std::max(0.0, scene.objects()[obj].temperature);
+        } else {
+          const std::uint8_t* p = &scratch_rgb_[3 * i];
+          const double grey = obj == render::Hit::kNoObject
+                                  ? 0.0
+                                  : (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]) / 255.0;
+          kelvin = t.ambient - t.range / 2 + grey * t.range;
+        }
+        kelvin = std::clamp(kelvin, t.min_temp, t.max_temp);
+        double v = kelvin / t.resolution / t.max_value;
+        if (noise.type != NoiseParams::Type::kNone) v += noise.mean + sd * rng.normal();
+        const double units = std::round(std::clamp(v, 0.0, 1.0) * t.max_value);
+        if (l8) {
+          img.data[i] = static_cast<std::uint8_t>(units);
+        } else {
+          const auto u = static_cast<std::uint16_t>(units);
+          img.data[2 * i] = static_cast<std::uint8_t>(u & 0xff);
+          img.data[2 * i + 1] = static_cast<std::uint8_t>(u >> 8);
+        }
+      }
+    });
   }
 
   // Gazebo's colour of a label (gz-rendering's segmentation material switcher): three
@@ -401,6 +527,7 @@ class Cameras final : public SensorSystem<CameraInstance, c::CameraReading> {
                        : cam.kind == CameraKind::kDepth       ? "depth camera"
                        : cam.kind == CameraKind::kRgbd        ? "rgbd camera"
                        : cam.kind == CameraKind::kBoundingBox ? "bounding box camera"
+                       : cam.kind == CameraKind::kThermal     ? "thermal camera"
                                                               : "segmentation camera";
     warn_if_intrinsics_disagree(cam.params, kind, name);
     warn_if_blind_camera(scene_->scene(r), cam.params, cam.rays, X_WS,

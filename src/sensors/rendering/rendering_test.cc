@@ -581,5 +581,136 @@ TEST(BoundingBoxCamera, BadBoxTypeIsAnError) {
   }
 }
 
+// A thermal camera (64×48, 60°, far 100 m) before a 310 K box 5 m ahead and a white unheated
+// box beside it, under an atmosphere of 296 K with gradient `gradient` [K/m]; scene ambient white,
+// no lights (the white box is shaded exactly white).
+struct Thermo {
+  explicit Thermo(const std::string& format = "L16", double gradient = -0.0065,
+                  const std::string& camera_extra = "")
+      : w(world(camera("thermal_camera",
+                       "<horizontal_fov>1.047</horizontal_fov><image><width>64</width><height>48"
+                       "</height><format>" +
+                           format + "</format></image><clip><near>0.1</near><far>100</far></clip>" +
+                           camera_extra),
+                "0 0 0 0 0 0",
+                "<atmosphere type='adiabatic'><temperature>296</temperature>"
+                "<temperature_gradient>" +
+                    std::to_string(gradient) + "</temperature_gradient></atmosphere>" +
+                    wall("hot", "5 0 0 0 0 0", "1 1 1") +
+                    wall("cool", "5 1.5 0 0 0 0", "1 1 1", "1 1 1"))) {}
+  void plugin(std::unique_ptr<System> s, const std::string& entity, const std::string& body,
+              const char* name) {
+    w.runner->add_system(std::move(s), w.find(entity),
+                         Element::parse("<plugin>" + body + "</plugin>"), name, "test");
+  }
+  const c::CameraReading& run() {
+    w.add(make_rendering_system(), "kestrel::systems::Sensors");
+    w.start(false);
+    w.step(10);
+    return w.r().get<c::CameraReading>(w.find("w::cam::l::s"));
+  }
+  // The value at the pixel that sees world point (5 − 0.5, y, z) on a box's near face.
+  static double at(const c::CameraReading& x, double y, double z) {
+    const auto i = static_cast<std::uint32_t>(x.info.cx - y / 4.5 * x.info.fx);
+    const auto j = static_cast<std::uint32_t>(x.info.cy - z / 4.5 * x.info.fy);
+    const std::size_t p = std::size_t(j) * x.image.width + i;
+    if (x.image.format == c::PixelFormat::kLInt8) return x.image.data[p];
+    return x.image.data[2 * p] | (x.image.data[2 * p + 1] << 8);
+  }
+  TestWorld w;
+};
+
+// gz-sim's ambient variation: |gradient| × the view's height at the far clip, 2·far·tan(vfov/2),
+// the vertical fov from the aspect ratio in whole numbers (64 / 48 = 1).
+double thermal_range(double gradient) {
+  return std::fabs(gradient * 2 * 100 * std::tan(1.047 / 2));
+}
+
+TEST(ThermalCamera, AHeatSourceReadsItsTemperatureAndTheSkyTheAmbient) {
+  Thermo t;
+  t.plugin(make_thermal_system(), "w::hot::l::v", "<temperature>310</temperature>",
+           "gz::sim::systems::Thermal");
+  const auto& x = t.run();
+  ASSERT_EQ(x.sequence, 1u);
+  EXPECT_EQ(x.image.format, c::PixelFormat::kLInt16);
+  EXPECT_EQ(Thermo::at(x, 0, 0), 31000);  // 310 K / 10 mK, on every pixel of the box
+  EXPECT_EQ(Thermo::at(x, 0.4, 0.4), 31000);
+  // The sky: the coldest of the ambient range; a white unheated surface: its warmest.
+  const double range = thermal_range(-0.0065);
+  EXPECT_NEAR(Thermo::at(x, 0, 1.5), std::round((296 - range / 2) / 0.01), 1);
+  EXPECT_NEAR(Thermo::at(x, 1.5, 0), std::round((296 + range / 2) / 0.01), 1);
+  const auto& topics = t.w.r().get<c::CameraTopics>(t.w.find("w::cam::l::s"));
+  EXPECT_EQ(topics.image, "/world/w/model/cam/link/l/sensor/s/image");
+  EXPECT_EQ(topics.camera_info, "/world/w/model/cam/link/l/sensor/s/camera_info");
+}
+
+TEST(ThermalCamera, WithoutAGradientTheBackgroundIsTheAmbient) {
+  Thermo t("L16", 0);
+  const auto& x = t.run();
+  EXPECT_EQ(Thermo::at(x, 0, 1.5), 29600);
+  EXPECT_EQ(Thermo::at(x, 0, 0), 29600);  // no Thermal: the box is no heat source
+}
+
+TEST(ThermalCamera, EightBitImagesTakeAThreeKelvinResolution) {
+  Thermo t("L8");
+  t.plugin(make_thermal_system(), "w::hot::l::v", "<temperature>310</temperature>",
+           "gz::sim::systems::Thermal");
+  const auto& x = t.run();
+  EXPECT_EQ(x.image.format, c::PixelFormat::kLInt8);
+  EXPECT_EQ(x.image.data.size(), 64u * 48u);
+  EXPECT_EQ(Thermo::at(x, 0, 0), 103);  // 310 / 3, rounded
+}
+
+TEST(ThermalCamera, ThermalSensorSetsResolutionAndRange) {
+  Thermo t;
+  t.plugin(make_thermal_system(), "w::hot::l::v", "<temperature>310</temperature>",
+           "gz::sim::systems::Thermal");
+  t.plugin(make_thermal_sensor_system(), "w::cam::l::s",
+           "<resolution>0.1</resolution><min_temp>296</min_temp><max_temp>305</max_temp>",
+           "gz::sim::systems::ThermalSensor");
+  const auto& x = t.run();
+  EXPECT_EQ(Thermo::at(x, 0, 0), 3050);    // 310 K clamped to 305 K, in units of 0.1 K
+  EXPECT_EQ(Thermo::at(x, 0, 1.5), 2960);  // the sky (295.6 K) clamped to 296 K
+}
+
+TEST(ThermalCamera, GaussianNoiseInUnitsOfTheFullScale) {
+  Thermo t("L16", 0, "<noise><type>gaussian</type><mean>0</mean><stddev>0.001</stddev></noise>");
+  const auto& x = t.run();
+  // Rows above the boxes see only the sky (29600): stddev 0.001 × 65535.
+  double sum = 0, sq = 0;
+  int n = 0;
+  for (std::uint32_t j = 0; j < 10; ++j) {
+    for (std::uint32_t i = 0; i < 64; ++i) {
+      const std::size_t p = j * 64 + i;
+      const double v = (x.image.data[2 * p] | (x.image.data[2 * p + 1] << 8)) - 29600.0;
+      sum += v, sq += v * v, ++n;
+    }
+  }
+  const double mean = sum / n, sd = std::sqrt(sq / n - mean * mean);
+  EXPECT_NEAR(mean, 0, 4 * 65.535 / std::sqrt(n));
+  EXPECT_NEAR(sd, 65.535, 0.1 * 65.535);
+}
+
+TEST(ThermalCamera, BadThermalParametersAreErrors) {
+  auto fails = [](std::unique_ptr<System> s, const std::string& entity, const std::string& body,
+                  const std::string& what) {
+    Thermo t;
+    try {
+      t.plugin(std::move(s), entity, body, "test");
+      t.run();
+      ADD_FAILURE() << "no error for " << body;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(what));
+    }
+  };
+  fails(make_thermal_system(), "w::hot::l::v", "<heat_signature>duck.png</heat_signature>",
+        "<heat_signature> (a texture of temperatures) is not supported");
+  fails(make_thermal_system(), "w::hot::l::v", "", "Thermal needs <temperature>");
+  fails(make_thermal_sensor_system(), "w::hot::l::v", "<resolution>1</resolution>",
+        "ThermalSensor configures a thermal_camera sensor");
+  fails(make_thermal_sensor_system(), "w::cam::l::s", "<resolutoin>1</resolutoin>",
+        "unknown parameter <resolutoin>");
+}
+
 }  // namespace
 }  // namespace kestrel::sensors

@@ -208,7 +208,7 @@ TEST(FaultInjection, SensorFaultsASensorCannotTakeAreErrorsAtConfigure) {
                         "on that type (they act on: imu, magnetometer, air_pressure, altimeter, "
                         "navsat, gps, air_speed, force_torque, contact, camera, depth_camera, "
                         "depth, rgbd_camera, rgbd, segmentation, segmentation_camera, "
-                        "boundingbox_camera, boundingbox, gpu_lidar, "
+                        "boundingbox_camera, boundingbox, thermal_camera, thermal, gpu_lidar, "
                         "gpu_ray, lidar, ray, cpu_lidar, logical_camera)"));
   // The rendering sensors take a stop and (where they have noise) a noise scale, no bias.
   EXPECT_THAT(error(R"(<fault time="1" type="sensor_bias" sensor="mast::l::cam" bias="0.1"/>)"),
