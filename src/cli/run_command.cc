@@ -89,6 +89,12 @@ class StatusLine {
 };
 
 int run(const RunArgs& a) {
+  // Only world control (a transport or viewer service) can resume a paused world.
+  if (a.paused && a.no_transport && !a.viewer) {
+    throw UsageError(
+        "--paused needs world control to resume: not with --no-transport unless "
+        "--viewer serves it");
+  }
   refuse_overwriting(a.world, a.truth_csv, "--truth-csv");
   std::optional<Duration> max_sim_time;
   if (a.duration) {
@@ -193,8 +199,8 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("--rtf", args->rtf,
                   "Real-time factor (0 = as fast as possible); default: the world's <physics>")
       ->check(finite_number(0, true));
-  auto* paused =
-      cmd->add_flag("--paused", args->paused, "Start paused (resume through world control)");
+  cmd->add_flag("--paused", args->paused,
+                "Start paused (resume through world control: transport's or the viewer's)");
   cmd->add_option("--seed", args->seed, "World seed for every noise stream (default 0)")
       ->check(unsigned_integer());
   cmd->add_flag("--quiet", args->quiet, "No status line and no summary");
@@ -226,8 +232,6 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
       ->check(finite_number(0, false));
   auto* nt = cmd->add_flag("--no-transport", args->no_transport,
                            "Run without topics and services (no transport node at all)");
-  // Only world control (a transport service) can resume a paused world.
-  paused->excludes(nt);
   cmd->add_option("--transport-ip", args->transport_ip,
                   "Address transport binds to and announces (sets IGN_IP); default: IGN_IP if "
                   "set, else 127.0.0.1 so nothing leaves the machine")

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "kestrel/export/export.h"
+#include "viewer/page.h"
 #include "viewer/server.h"
 
 namespace kestrel::viewer {
@@ -22,6 +23,26 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr const char* kEmptySchema = R"({"type": "object", "properties": {}})";
 constexpr const char* kResponseSchema =
     R"({"type": "object", "properties": {"ok": {"type": "boolean"}, "message": {"type": "string"}}})";
+
+// The embedded file for an HTTP target ("/" is the page), its type set; empty type: none.
+std::string page(const std::string& target, std::string& type) {
+  std::string path = target.substr(0, target.find('?'));
+  if (path == "/") path = "/index.html";
+  const auto& files = detail::page_files();
+  if (files.empty() && path == "/index.html") {
+    type = "text/plain; charset=utf-8";
+    return "This kestrel was built without its page's JavaScript packages (three, uplot, "
+           "protobufjs): run scripts/install-deps and build again. Foxglove and Lichtblick can "
+           "connect to this address with the Foxglove WebSocket protocol meanwhile.\n";
+  }
+  for (const auto& f : files) {
+    if (path != f.path) continue;
+    type = f.type;
+    if (type.starts_with("text/")) type += "; charset=utf-8";
+    return std::string(reinterpret_cast<const char*>(f.data), f.size);
+  }
+  return {};
+}
 
 class ViewerSystem final : public System, public ISystemConfigure, public ISystemPostUpdate {
  public:
@@ -63,12 +84,7 @@ class ViewerSystem final : public System, public ISystemConfigure, public ISyste
          kResponseSchema},
     };
     c.call = [this](std::uint32_t id, const std::string& request) { return call(id, request); };
-    c.page = [](const std::string& path, std::string& type) -> std::string {
-      if (path != "/") return {};
-      type = "text/plain; charset=utf-8";
-      return "Kestrel viewer: connect Foxglove or Lichtblick to this address with the Foxglove "
-             "WebSocket protocol.\n";
-    };
+    c.page = [](const std::string& target, std::string& type) { return page(target, type); };
     server_ = std::make_unique<detail::Server>(std::move(c));
     std::printf("kestrel: viewer at http://%s:%u/ (Foxglove WebSocket: ws://%s:%u)\n",
                 options_.ip.c_str(), server_->port(), options_.ip.c_str(), server_->port());

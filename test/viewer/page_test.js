@@ -1,0 +1,137 @@
+// The built-in page in headless Chromium (Debian's chromium, driven by npm puppeteer-core),
+// served by `kestrel run worlds/x3_mission.sdf --viewer`: the page connects, draws the scene and
+// follows the X3; a screenshot shows the X3 against the ground (pixels at the X3's place on the
+// screen differ from the ground around it, and those at a control place do not), the view is
+// neither blank nor one colour, the altitude plot's last point and its pixels change while the
+// X3 flies, and the Pause button pauses the world.
+// Usage: node page_test.js KESTREL SOURCE_DIR [SCREENSHOT.png]
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+let puppeteer;
+try {
+  puppeteer = require('puppeteer-core');
+} catch (e) {
+  console.log(`skipped: puppeteer-core is missing (scripts/install-deps): ${e.message}`);
+  process.exit(77);
+}
+const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+if (!chromium) {
+  console.log('skipped: Debian\'s chromium is not installed (scripts/install-deps)');
+  process.exit(77);
+}
+const { Checks } = require('../sitl/common.js');
+const { startViewer, stop, runTest } = require('./common.js');
+
+const [kestrel, source, shot] = process.argv.slice(2);
+const checks = new Checks();
+
+// Pixels of a PNG, decoded by the page itself (no image package needed): {w, h, data (RGBA)}.
+async function pixels(page, png) {
+  const r = await page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width;
+    c.height = img.height;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    return { w: img.width, h: img.height, data: Array.from(g.getImageData(0, 0, img.width, img.height).data) };
+  }, Buffer.from(png).toString('base64'));
+  return r;
+}
+const at = (p, x, y) => { const i = 4 * (y * p.w + x); return [p.data[i], p.data[i + 1], p.data[i + 2]]; };
+const diff = (a, b) => Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) + Math.abs(a[2] - b[2]);
+function median(p, x0, y0, half) {
+  const cs = [];
+  for (let y = y0 - half; y <= y0 + half; y++) for (let x = x0 - half; x <= x0 + half; x++) cs.push(at(p, x, y));
+  return [0, 1, 2].map((k) => cs.map((c) => c[k]).sort((a, b) => a - b)[cs.length >> 1]);
+}
+// Pixels within `half` of (x, y) that differ from `ref` by more than 60 (sum over RGB).
+function differing(p, x0, y0, half, ref) {
+  let n = 0;
+  for (let y = y0 - half; y <= y0 + half; y++) for (let x = x0 - half; x <= x0 + half; x++) {
+    if (x >= 0 && y >= 0 && x < p.w && y < p.h && diff(at(p, x, y), ref) > 60) n++;
+  }
+  return n;
+}
+
+async function main() {
+  const k = startViewer(kestrel, path.join(source, 'worlds/x3_mission.sdf'), ['--no-transport', '--rtf', '1']);
+  const port = await k.port;
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kestrel-chromium-'));
+  const browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    userDataDir: profile,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync',
+           `--user-data-dir=${profile}`,
+           // WebGL without a GPU: Chromium's software renderer
+           '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+    defaultViewport: { width: 1280, height: 720 },
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.goto(`http://127.0.0.1:${port}/`, { waitUntil: 'load', timeout: 30000 });
+    await page.waitForFunction(() => window.kestrel && kestrel.connected && kestrel.sceneUpdates >= 1 &&
+                                 kestrel.follow && kestrel.series['plot-alt'].t.length > 5 && kestrel.rendered > 10,
+                               { timeout: 30000, polling: 100 });
+    checks.expect(true, 'the page connects, gets the scene and transforms, and renders');
+    checks.expect(await page.evaluate(() => kestrel.follow) === 'x3::base_link', 'the page follows the X3');
+    // Flying: the X3 above 1 m, so the ground is behind it on the screen.
+    await page.waitForFunction(() => { const s = kestrel.series['plot-alt']; return s.y[s.y.length - 1] > 1; },
+                               { timeout: 30000, polling: 100 });
+    const plot1 = await (await page.$('#plot-alt canvas')).screenshot();
+    const alt1 = await page.evaluate(() => { const s = kestrel.series['plot-alt']; return [s.t[s.t.length - 1], s.y[s.y.length - 1]]; });
+
+    const png = await page.screenshot();
+    if (shot) fs.writeFileSync(shot, png);
+    const where = await page.evaluate(() => kestrel.screenOf('x3::base_link'));
+    const view = await page.evaluate(() => { const r = document.querySelector('#view canvas').getBoundingClientRect(); return { w: r.width, h: r.height }; });
+    const p = await pixels(page, png);
+    const x = Math.round(where.x), y = Math.round(where.y);
+    checks.expect(x > 40 && y > 40 && x < view.w - 40 && y < view.h - 40, `the X3 is in the view (${x}, ${y})`);
+    // Not blank: the sky at the top, the ground below, many colours.
+    const colours = new Set();
+    for (let yy = 0; yy < view.h; yy += 7) for (let xx = 0; xx < view.w; xx += 7) colours.add(at(p, xx, yy).map((c) => c >> 3).join(','));
+    checks.expect(colours.size >= 6, `the 3D view is not blank (${colours.size} colours)`);
+    const sky = median(p, Math.round(view.w / 2), 8, 4), ground = median(p, x, Math.min(view.h - 20, y + 120), 10);
+    checks.expect(diff(sky, ground) > 60, `sky ${sky} and ground ${ground} differ`);
+    // The X3 against the ground: its pixels differ from the ground's around it; a control place
+    // of the same size on the ground, to its left, has (almost) none.
+    const x3 = differing(p, x, y, 30, ground), control = differing(p, Math.max(31, x - 250), y, 30, ground);
+    checks.expect(x3 >= 150 && x3 > 5 * control, `the X3 is visible against the ground (${x3} differing pixels at the X3, ${control} at a control place)`);
+
+    // The plot goes on while the X3 flies.
+    await page.waitForFunction((t) => { const s = kestrel.series['plot-alt']; return s.t[s.t.length - 1] > t + 1; },
+                               { timeout: 20000, polling: 100 }, alt1[0]);
+    await new Promise((r) => setTimeout(r, 250));  // one plot redraw (10 Hz) after the data moved on
+    const alt2 = await page.evaluate(() => { const s = kestrel.series['plot-alt']; return [s.t[s.t.length - 1], s.y[s.y.length - 1]]; });
+    checks.expect(alt2[0] > alt1[0] && alt2[1] !== alt1[1], `the altitude plot's last point changes (${alt1} -> ${alt2})`);
+    const plot2 = await (await page.$('#plot-alt canvas')).screenshot();
+    checks.expect(Buffer.compare(Buffer.from(plot1), Buffer.from(plot2)) !== 0, 'the altitude plot is redrawn with it');
+
+    // The Pause button pauses the world (the page's status line says so).
+    await page.click('#pause');
+    await page.waitForFunction(() => /\[paused\]/.test(document.getElementById('status').textContent), { timeout: 10000, polling: 100 });
+    checks.expect(true, 'Pause pauses the world');
+    await page.click('#play');
+    await page.waitForFunction(() => kestrel.stats && !kestrel.stats.paused, { timeout: 10000, polling: 100 });
+    checks.expect(true, 'Play runs it again');
+    checks.expect(errors.length === 0, `no errors on the page (${errors.join(' | ')})`);
+  } finally {
+    await browser.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+  const e = await stop(k);
+  checks.expect(e.signal === null && e.code !== null, `kestrel exits on SIGINT without a crash (${e.code}, ${e.signal})`);
+  return checks.summary();
+}
+
+runTest(main, checks);
