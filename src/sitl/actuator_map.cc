@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "kestrel/components/messages.h"
+
 namespace kestrel::sitl {
 
 ChannelMap ChannelMap::identity(int count, double scale) {
@@ -30,16 +32,16 @@ ChannelMap ChannelMap::parse(const Element& config, const ChannelMap& fallback, 
                                   std::to_string(max_channels - 1) + ")");
     }
     if (!seen.insert(c.index).second) {
-      throw Error(e->where(),
-                  who + ": channel " + std::to_string(c.index) + " is mapped twice");
+      throw Error(e->where(), who + ": channel " + std::to_string(c.index) + " is mapped twice");
     }
     if (c.rotor < 0 || c.rotor > 255) {
       throw Error(e->where(), who + ": <channel><rotor> " + std::to_string(c.rotor) +
                                   " is out of range (expected an actuator_number 0..255)");
     }
     if (!std::isfinite(c.scale) || c.scale < 0 || !std::isfinite(c.offset)) {
-      throw Error(e->where(), who + ": <channel> scale must be a finite rotor speed >= 0 rad/s "
-                                    "and offset finite");
+      throw Error(e->where(), who +
+                                  ": <channel> scale must be a finite rotor speed >= 0 rad/s "
+                                  "and offset finite");
     }
     for (const Element* u : e->unread_children()) {
       throw Error(u->where(), who + ": unknown parameter <" + u->name() +
@@ -56,7 +58,8 @@ std::size_t ChannelMap::rotor_count() const {
   return static_cast<std::size_t>(n);
 }
 
-void ChannelMap::apply(std::span<const double> inputs, bool active, std::vector<double>& out) const {
+void ChannelMap::apply(std::span<const double> inputs, bool active,
+                       std::vector<double>& out) const {
   out.assign(rotor_count(), 0.0);
   if (!active) return;
   for (const auto& c : channels) {
@@ -64,6 +67,97 @@ void ChannelMap::apply(std::span<const double> inputs, bool active, std::vector<
     double u = inputs[static_cast<std::size_t>(c.index)];
     if (!std::isfinite(u)) u = 0;
     out[static_cast<std::size_t>(c.rotor)] = c.scale * std::clamp(u + c.offset, 0.0, 1.0);
+  }
+}
+
+SurfaceMap SurfaceMap::parse(const Element& config, const ChannelMap& rotors, int max_channels,
+                             const std::string& who) {
+  SurfaceMap m;
+  std::set<int> seen;
+  for (const auto& c : rotors.channels) seen.insert(c.index);
+  for (const Element* e : config.children("surface")) {
+    Surface s;
+    s.where = e->where();
+    s.index = e->get<int>("index");
+    s.topic = e->get<std::string>("topic");
+    s.actuator = e->get_or<int>("actuator", -1);
+    if (e->has("actuator") && s.actuator < 0) {
+      throw Error(e->where(), who + ": <surface><actuator> must be >= 0");
+    }
+    s.scale = e->get_or<double>("scale", 0.5);
+    s.offset = e->get_or<double>("offset", 0.0);
+    if (s.index < 0 || s.index >= max_channels) {
+      throw Error(e->where(), who + ": <surface><index> " + std::to_string(s.index) +
+                                  " is out of range (expected 0.." +
+                                  std::to_string(max_channels - 1) + ")");
+    }
+    if (!seen.insert(s.index).second) {
+      throw Error(e->where(), who + ": channel " + std::to_string(s.index) +
+                                  " is mapped twice (a <channel> or another <surface>)");
+    }
+    if (s.topic.empty()) throw Error(e->where(), who + ": <surface><topic> is empty");
+    if (!std::isfinite(s.scale) || !std::isfinite(s.offset)) {
+      throw Error(e->where(), who + ": <surface> scale and offset must be finite [rad]");
+    }
+    for (const Element* u : e->unread_children()) {
+      throw Error(u->where(), who + ": unknown parameter <" + u->name() +
+                                  "> in <surface> (expected index, topic, actuator, scale, "
+                                  "offset)");
+    }
+    m.surfaces.push_back(std::move(s));
+  }
+  return m;
+}
+
+void SurfaceMap::resolve(const ecs::Registry& r, ecs::Entity model, const std::string& who) {
+  const auto* in = r.try_get<components::TopicInputs>(model);
+  for (Surface& s : surfaces) {
+    s.entries.clear();
+    if (in) {
+      if (s.actuator < 0) {
+        for (std::size_t i = 0; i < in->real.size(); ++i) {
+          if (in->real[i].topic == s.topic) s.entries.push_back(i);
+        }
+      } else {
+        for (std::size_t i = 0; i < in->actuators.size(); ++i) {
+          if (in->actuators[i].topic == s.topic) s.entries.push_back(i);
+        }
+      }
+    }
+    if (s.entries.empty()) {
+      throw Error(s.where, who + ": output channel " + std::to_string(s.index) +
+                               " maps to nothing: no JointPositionController of " +
+                               r.describe(model) + " listens on " +
+                               (s.actuator < 0 ? "the Double topic " : "the Actuators topic ") +
+                               s.topic);
+    }
+  }
+}
+
+void SurfaceMap::apply(std::span<const double> inputs, bool unipolar, bool active, ecs::Registry& r,
+                       ecs::Entity model) const {
+  if (surfaces.empty()) return;
+  auto& in = r.get<components::TopicInputs>(model);
+  for (const Surface& s : surfaces) {
+    double u = 0;
+    if (active && static_cast<std::size_t>(s.index) < inputs.size()) {
+      u = inputs[static_cast<std::size_t>(s.index)];
+      if (!std::isfinite(u)) u = 0;
+      if (unipolar) u = 2 * u - 1;
+    }
+    const double position = s.scale * std::clamp(u, -1.0, 1.0) + s.offset;
+    for (std::size_t e : s.entries) {
+      if (s.actuator < 0) {
+        in.real[e].value = position;
+        ++in.real[e].count;
+      } else {
+        auto& a = in.actuators[e];
+        const auto k = static_cast<std::size_t>(s.actuator);
+        if (a.position.size() <= k) a.position.resize(k + 1, 0.0);
+        a.position[k] = position;
+        ++a.count;
+      }
+    }
   }
 }
 

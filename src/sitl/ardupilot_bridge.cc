@@ -74,6 +74,7 @@ class ArduPilotBridge final : public System,
     // ArduCopter's quad X: motor 1 front right, 2 back left, 3 front left, 4 back right on
     // SERVO1..4 — the rotor order of the iris, x500 and X3 models.
     map_ = ChannelMap::parse(cfg, ChannelMap::identity(4, max_rotor), 32, max_rotor, who_);
+    surfaces_ = SurfaceMap::parse(cfg, map_, 32, who_);
     vehicle_ = find_vehicle(reg, entity, link, who_);
     limits_ = LockstepLimits::read(cfg, reg, vehicle_.world, who_);
     stop_ = stop_signal_of(events);
@@ -118,6 +119,11 @@ class ArduPilotBridge final : public System,
     }
     auto& cmd = reg.get<components::ActuatorCommands>(vehicle_.model);
     map_.apply(inputs_, have_outputs_, cmd.velocity);
+    if (!surfaces_resolved_) {
+      surfaces_.resolve(reg, vehicle_.model, who_);
+      surfaces_resolved_ = true;
+    }
+    surfaces_.apply(inputs_, true, have_outputs_, reg, vehicle_.model);
     cmd.stamp = info.sim_time;
     reg.mark_changed<components::ActuatorCommands>(vehicle_.model);
   }
@@ -335,6 +341,8 @@ class ArduPilotBridge final : public System,
   LockstepLimits limits_;
   const sim::StopSignal* stop_ = nullptr;
   ChannelMap map_;
+  SurfaceMap surfaces_;  // control surfaces (planes, VTOLs)
+  bool surfaces_resolved_ = false;
   Vehicle vehicle_;
   SensorReader reader_;
 

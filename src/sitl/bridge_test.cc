@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "kestrel/components/messages.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/pacing.h"
@@ -28,6 +29,7 @@
 #include "kestrel/sim/stop_signal.h"
 #include "kestrel/sitl/sitl.h"
 #include "sensors/common/sensor_system.h"
+#include "sitl/actuator_map.h"
 #include "sitl/ardupilot_packet.h"
 #include "sitl/fake_peers.h"
 #include "sitl/frames.h"
@@ -628,6 +630,71 @@ TEST(Px4Bridge, ReplacedTimeoutParametersSayWhatToWrite) {
                 Element::parse("<plugin><answer_timeout>0</answer_timeout></plugin>", "w.sdf"),
                 "kestrel::systems::Px4Bridge", "test");
   EXPECT_THROW(r->configure(), Error);
+}
+
+// Control surfaces (planes, VTOLs): output channels → JointPositionController command entries
+// (a Double topic, or one index of an Actuators topic), PX4's bipolar and ArduPilot's unipolar
+// outputs, neutral when inactive, and a loud error for a channel that maps to nothing.
+TEST(SurfaceMap, ChannelsCommandTheJointPositionControllersTopics) {
+  ecs::Registry r;
+  const auto model = r.create();
+  auto& in = r.add<c::TopicInputs>(model);
+  in.real.push_back({"/model/p/servo_2", 0, 0});
+  in.actuators.push_back({"/model/p/servo", {}, {}, {}, 0});
+  in.actuators.push_back({"/model/p/servo", {}, {}, {}, 0});  // two controllers on one topic
+  const auto cfg = Element::parse(
+      "<plugin><channel><index>4</index><rotor>0</rotor></channel>"
+      "<surface><index>5</index><topic>/model/p/servo</topic><actuator>1</actuator>"
+      "<scale>0.4</scale></surface>"
+      "<surface><index>6</index><topic>/model/p/servo_2</topic><offset>0.05</offset></surface>"
+      "</plugin>",
+      "w.sdf", 7);
+  const auto rotors = ChannelMap::parse(*cfg, ChannelMap::identity(4, 1000), 16, 1000, "b");
+  auto m = SurfaceMap::parse(*cfg, rotors, 16, "b");
+  ASSERT_EQ(m.surfaces.size(), 2u);
+  m.resolve(r, model, "b");
+  const std::vector<double> px4 = {0, 0, 0, 0, 0.7, -0.5, 2.0};  // channel 6 beyond +1: clamped
+  m.apply(px4, false, true, r, model);
+  for (const auto& a : r.get<c::TopicInputs>(model).actuators) {
+    ASSERT_EQ(a.position.size(), 2u);
+    EXPECT_DOUBLE_EQ(a.position[1], -0.2);
+    EXPECT_EQ(a.count, 1u);
+  }
+  EXPECT_DOUBLE_EQ(r.get<c::TopicInputs>(model).real[0].value, 0.5 + 0.05);
+  // ArduPilot: 0..1 of the pwm range, 0.75 → +0.5 of full scale.
+  const std::vector<double> ardupilot = {0, 0, 0, 0, 0, 0.75, 0.5};
+  m.apply(ardupilot, true, true, r, model);
+  EXPECT_DOUBLE_EQ(r.get<c::TopicInputs>(model).actuators[0].position[1], 0.2);
+  EXPECT_DOUBLE_EQ(r.get<c::TopicInputs>(model).real[0].value, 0.05);
+  // Inactive (disarmed, stalled): every surface to its offset.
+  m.apply(px4, false, false, r, model);
+  EXPECT_DOUBLE_EQ(r.get<c::TopicInputs>(model).actuators[1].position[1], 0.0);
+  EXPECT_EQ(r.get<c::TopicInputs>(model).real[0].count, 3u);
+
+  // A channel that maps to nothing: the topic no controller listens on, at its FILE:LINE.
+  auto bad = SurfaceMap::parse(
+      *Element::parse("<plugin><surface><index>5</index><topic>/model/p/nope</topic></surface>"
+                      "</plugin>",
+                      "w.sdf", 9),
+      rotors, 16, "b");
+  try {
+    bad.resolve(r, model, "b");
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("w.sdf:9"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("output channel 5 maps to nothing"), std::string::npos)
+        << e.what();
+  }
+  // A channel mapped to a rotor and a surface; an unknown child.
+  EXPECT_THROW(SurfaceMap::parse(*Element::parse("<plugin><channel><index>4</index><rotor>0"
+                                                 "</rotor></channel><surface><index>4</index>"
+                                                 "<topic>t</topic></surface></plugin>"),
+                                 rotors, 16, "b"),
+               Error);
+  EXPECT_THROW(SurfaceMap::parse(*Element::parse("<plugin><surface><index>7</index><topic>t"
+                                                 "</topic><scal>1</scal></surface></plugin>"),
+                                 rotors, 16, "b"),
+               Error);
 }
 
 TEST(Px4Bridge, BadParametersAreLoud) {

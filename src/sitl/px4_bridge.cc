@@ -115,6 +115,7 @@ class Px4Bridge final : public System,
     // PX4's quad X order (motor 1 front right, 2 back left, 3 front left, 4 back right) is the
     // rotor order of the iris, x500 and X3 models: channel i drives rotor i.
     map_ = ChannelMap::parse(cfg, ChannelMap::identity(4, max_rotor), 16, max_rotor, who_);
+    surfaces_ = SurfaceMap::parse(cfg, map_, 16, who_);
 
     vehicle_ = find_vehicle(reg, entity, link, who_);
     limits_ = LockstepLimits::read(cfg, reg, vehicle_.world, who_);
@@ -182,6 +183,11 @@ class Px4Bridge final : public System,
     const bool active = link_.open() && have_controls_ && armed_ && !stalled_;
     auto& cmd = reg.get<components::ActuatorCommands>(vehicle_.model);
     map_.apply(controls_, active, cmd.velocity);
+    if (!surfaces_resolved_) {
+      surfaces_.resolve(reg, vehicle_.model, who_);
+      surfaces_resolved_ = true;
+    }
+    surfaces_.apply(controls_, false, active, reg, vehicle_.model);
     cmd.stamp = info.sim_time;
     reg.mark_changed<components::ActuatorCommands>(vehicle_.model);
   }
@@ -586,6 +592,8 @@ class Px4Bridge final : public System,
   int satellites_ = 10;
   Duration sensor_period_{4'000'000}, gps_period_{100'000'000};
   ChannelMap map_;
+  SurfaceMap surfaces_;  // control surfaces (planes, VTOLs)
+  bool surfaces_resolved_ = false;
   Vehicle vehicle_;
   SensorReader reader_;
   AutopilotClock clock_;  // PX4's clock (time_usec)
