@@ -19,6 +19,7 @@
 
 #include "kestrel/components/messages.h"
 #include "kestrel/components/multicopter.h"
+#include "transport/entity_wrench.h"
 #include "transport/outbox.h"
 
 namespace kestrel::transport::detail {
@@ -220,7 +221,70 @@ struct Bridges::Impl {
     });
   }
 
+  // A thread-safe appender of items to the `field` entries of `e` that name `topic`: every item
+  // is appended at the next step boundary, in arrival order (none is dropped).
+  template <class Entry, class Item>
+  std::function<void(Item)> appender(ecs::Entity e, const std::string& topic,
+                                     std::vector<Entry> c::TopicInputs::*field) {
+    sim::Runner* run = &runner;
+    return [=](Item item) {
+      run->post([=](sim::Runner& rr) {
+        if (!rr.registry().alive(e)) return;
+        auto* in = rr.registry().try_get<c::TopicInputs>(e);
+        if (!in) return;
+        for (Entry& entry : (*in).*field) {
+          if (entry.topic != topic) continue;
+          entry.received.push_back(item);
+          ++entry.count;
+        }
+        rr.registry().mark_changed<c::TopicInputs>(e);
+      });
+    };
+  }
+
+  static c::EntityRef entity_ref(const msgs::Entity& m) {
+    return c::EntityRef{m.id(), m.name(), static_cast<int>(m.type())};
+  }
+
   void subscribe_inputs(ecs::Entity e, const c::TopicInputs& in) {
+    for (const auto& t : in.entity_wrench) {
+      auto put = appender<c::EntityWrenchInput, c::EntityWrench>(e, t.topic,
+                                                                 &c::TopicInputs::entity_wrench);
+      // EntityWrench is not in msgs 8.2: a raw subscription with Gazebo's type name
+      // (entity_wrench.h parses it with protobuf).
+      ignition::transport::RawCallback cb = [put, topic = t.topic](
+                                                const char* data, std::size_t size,
+                                                const ignition::transport::MessageInfo&) {
+        const auto m = parse_entity_wrench(std::string(data, size));
+        if (!m) {
+          log_line(topic + ": not an ignition.msgs.EntityWrench; ignored");
+          return;
+        }
+        c::EntityWrench w;
+        w.has_entity = m->entity.has_value();
+        w.has_wrench = m->wrench.has_value();
+        if (m->entity) w.entity = entity_ref(*m->entity);
+        if (m->wrench) {
+          const auto& f = m->wrench->force();
+          const auto& tq = m->wrench->torque();
+          w.force.Set(f.x(), f.y(), f.z());
+          w.torque.Set(tq.x(), tq.y(), tq.z());
+          w.has_force_offset = m->wrench->has_force_offset();
+        }
+        put(std::move(w));
+      };
+      subscribe_once(e, t.topic, [topic = t.topic, cb](ignition::transport::Node& n) mutable {
+        return n.SubscribeRaw(topic, cb, kEntityWrenchType);
+      });
+    }
+    for (const auto& t : in.entity) {
+      std::function<void(const msgs::Entity&)> cb =
+          [put = appender<c::EntityInput, c::EntityRef>(e, t.topic, &c::TopicInputs::entity)](
+              const msgs::Entity& m) { put(entity_ref(m)); };
+      subscribe_once(e, t.topic, [topic = t.topic, cb](ignition::transport::Node& n) mutable {
+        return n.Subscribe(topic, cb);
+      });
+    }
     for (const auto& t : in.twist) {
       subscribe_input<msgs::Twist>(
           e, t.topic, &c::TopicInputs::twist, [](c::TwistInput& d, const msgs::Twist& m) {

@@ -10,6 +10,7 @@
 #include "systems/ackermann_steering/ackermann_steering.h"
 #include "systems/advanced_lift_drag/advanced_lift_drag.h"
 #include "systems/apply_joint_force/apply_joint_force.h"
+#include "systems/apply_link_wrench/apply_link_wrench.h"
 #include "systems/buoyancy/buoyancy.h"
 #include "systems/buoyancy_engine/buoyancy_engine.h"
 #include "systems/detachable_joint/detachable_joint.h"
@@ -79,6 +80,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"JointController", &systems::make_joint_controller, false, ""},
       {"JointStatePublisher", &systems::make_joint_state_publisher, false, ""},
       {"ApplyJointForce", &systems::make_apply_joint_force, false, ""},
+      {"ApplyLinkWrench", &systems::make_apply_link_wrench, false, ""},
       {"KineticEnergyMonitor", &systems::make_kinetic_energy_monitor, false, ""},
       {"TouchPlugin", &systems::make_touch_plugin, false, ""},
       {"DetachableJoint", &systems::make_detachable_joint, false, ""},

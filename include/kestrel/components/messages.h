@@ -83,6 +83,39 @@ struct EventInput {
   std::uint64_t count = 0;
 };
 
+/// An entity named in a message (ignition.msgs.Entity): by `id`, else by scoped `name` and
+/// `type` (ignition.msgs.Entity.Type: 1 LIGHT, 2 MODEL, 3 LINK, 4 VISUAL, 5 COLLISION, 6 SENSOR,
+/// 7 JOINT).
+struct EntityRef {
+  std::uint64_t id = 0;
+  std::string name;
+  int type = 0;
+};
+
+/// An ignition.msgs.EntityWrench: a wrench for an entity.
+struct EntityWrench {
+  EntityRef entity;
+  ignition::math::Vector3d force, torque;       ///< [N, N·m], world frame
+  bool has_entity = false, has_wrench = false;  ///< the message carried them
+  bool has_force_offset = false;                ///< wrench.force_offset was set
+};
+
+/// Every ignition.msgs.EntityWrench received on `topic`, in arrival order: unlike the inputs
+/// above none is replaced by a newer one (each is a command). Transport appends at the step
+/// boundary (`count` + 1 each); the system takes them (empties `received`).
+struct EntityWrenchInput {
+  std::string topic;
+  std::vector<EntityWrench> received;
+  std::uint64_t count = 0;
+};
+
+/// Every ignition.msgs.Entity received on `topic`, in arrival order (as EntityWrenchInput).
+struct EntityInput {
+  std::string topic;
+  std::vector<EntityRef> received;
+  std::uint64_t count = 0;
+};
+
 /// The topics the systems attached to an entity subscribe (see the file comment).
 struct TopicInputs {
   std::vector<TwistInput> twist;
@@ -95,6 +128,8 @@ struct TopicInputs {
   /// One-way services (request ignition.msgs.Boolean, no response) named `topic`: each
   /// request is written like a message (TouchPlugin's `enable`).
   std::vector<BoolInput> boolean_service;
+  std::vector<EntityWrenchInput> entity_wrench;
+  std::vector<EntityInput> entity;
 };
 
 // ---- out --------------------------------------------------------------------------------------

@@ -166,6 +166,12 @@ std::size_t add_actuators_input(ecs::Registry& r, ecs::Entity e, std::string top
 std::size_t add_bool_service_input(ecs::Registry& r, ecs::Entity e, std::string service) {
   return append(inputs(r, e).boolean_service, std::move(service));
 }
+std::size_t add_entity_wrench_input(ecs::Registry& r, ecs::Entity e, std::string topic) {
+  return append(inputs(r, e).entity_wrench, std::move(topic));
+}
+std::size_t add_entity_input(ecs::Registry& r, ecs::Entity e, std::string topic) {
+  return append(inputs(r, e).entity, std::move(topic));
+}
 std::size_t add_double_output(ecs::Registry& r, ecs::Entity e, std::string topic) {
   return append(outputs(r, e).real, std::move(topic));
 }

@@ -92,6 +92,8 @@ std::size_t add_vector3_input(ecs::Registry& r, ecs::Entity e, std::string topic
 std::size_t add_int32_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 std::size_t add_actuators_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 std::size_t add_bool_service_input(ecs::Registry& r, ecs::Entity e, std::string service);
+std::size_t add_entity_wrench_input(ecs::Registry& r, ecs::Entity e, std::string topic);
+std::size_t add_entity_input(ecs::Registry& r, ecs::Entity e, std::string topic);
 /// Appends an output entry to the entity's TopicOutputs and returns its index.
 std::size_t add_odometry_output(ecs::Registry& r, ecs::Entity e, components::OdometryOutput o);
 std::size_t add_poses_output(ecs::Registry& r, ecs::Entity e, components::PosesOutput o);
