@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "export/proto/foxglove/schemas.pb.h"
+#include "kestrel/components/camera.h"
 #include "kestrel/components/model.h"
 #include "mesh/mesh.h"
 
@@ -111,6 +112,50 @@ bool same(const Pose3d& a, const Pose3d& b) {
          a.Rot().Z() == b.Rot().Z();
 }
 
+const char* image_encoding(c::PixelFormat f) {
+  switch (f) {
+    case c::PixelFormat::kRgbInt8:
+      return "rgb8";
+    case c::PixelFormat::kLInt8:
+      return "mono8";
+    case c::PixelFormat::kLInt16:
+      return "mono16";
+    case c::PixelFormat::kRFloat32:
+      return "32FC1";
+  }
+  return "";
+}
+
+std::string raw_image(const c::CameraReading& r) {
+  fg::RawImage m;
+  stamp(m.mutable_timestamp(), r.stamp);
+  m.set_frame_id(r.frame_id);
+  m.set_width(r.image.width);
+  m.set_height(r.image.height);
+  m.set_encoding(image_encoding(r.image.format));
+  m.set_step(r.image.width * c::bytes_per_pixel(r.image.format));
+  m.set_data(r.image.data.data(), r.image.data.size());
+  return m.SerializeAsString();
+}
+
+std::string calibration(const c::CameraReading& r) {
+  const auto& i = r.info;
+  fg::CameraCalibration m;
+  stamp(m.mutable_timestamp(), r.stamp);
+  m.set_frame_id(r.frame_id);
+  m.set_width(i.width);
+  m.set_height(i.height);
+  m.set_distortion_model("plumb_bob");
+  for (double d : {i.k1, i.k2, i.p1, i.p2, i.k3}) m.add_d(d);
+  for (double k : {i.fx, i.skew, i.cx, 0.0, i.fy, i.cy, 0.0, 0.0, 1.0}) m.add_k(k);
+  for (double x : {1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0}) m.add_r(x);
+  for (double p : {i.projection_fx, 0.0, i.projection_cx, i.tx, 0.0, i.projection_fy,
+                   i.projection_cy, i.ty, 0.0, 0.0, 1.0, 0.0}) {
+    m.add_p(p);
+  }
+  return m.SerializeAsString();
+}
+
 }  // namespace
 
 struct ExportModel::Impl {
@@ -133,6 +178,14 @@ struct ExportModel::Impl {
   std::map<std::string, std::shared_ptr<mesh::TriMesh>> meshes;  // by path and scale
 
   Duration last_time{-1};
+
+  // cameras: the image and the calibration, sent when the reading's sequence moved
+  struct Sensor {
+    ecs::Entity entity = ecs::kNullEntity;
+    std::uint32_t data = 0, info = 0;          // channels (info: camera calibration, 0 if none)
+    std::uint64_t data_seq = 0, info_seq = 0;  // sequences last sent (0: none)
+  };
+  std::vector<Sensor> sensors;
 
   const std::string& name(const ecs::Registry& reg, ecs::Entity e) {
     auto it = names.find(e);
@@ -338,6 +391,21 @@ ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name) : imp
   const std::string w = "/world/" + world_name;
   impl_->stats = add(w + "/stats", "json", "kestrel.Stats", "jsonschema", kStatsSchema, false);
   impl_->clock = add(w + "/clock", "json", "kestrel.Clock", "jsonschema", kClockSchema, false);
+  // The sensor systems set the topics at configure; readings appear with the first sample.
+  // Topics are absolute, as ignition-transport makes them ("cam/image" is "/cam/image").
+  auto absolute = [](const std::string& t) { return t.starts_with("/") ? t : "/" + t; };
+  reg.each<c::CameraTopics>([&](ecs::Entity e, const c::CameraTopics& t) {
+    if (t.image.empty()) return;
+    Impl::Sensor s;
+    s.entity = e;
+    s.data = add(absolute(t.image), "protobuf", "foxglove.RawImage", "protobuf",
+                 descriptor_set(fg::RawImage::descriptor()), false);
+    if (!t.camera_info.empty()) {
+      s.info = add(absolute(t.camera_info), "protobuf", "foxglove.CameraCalibration", "protobuf",
+                   descriptor_set(fg::CameraCalibration::descriptor()), false);
+    }
+    impl_->sensors.push_back(s);
+  });
   impl_->refresh_structure(reg);
 }
 
@@ -363,6 +431,7 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
   Impl& m = *impl_;
   // Time going back is a reset: the registry was restored, everything is sent again.
   if (ctx.sim_time < m.last_time) {
+    for (auto& s : m.sensors) s.data_seq = s.info_seq = 0;
     m.epoch = ~0ull;
     m.scene_count = ~std::size_t{0};
     m.sent.clear();
@@ -387,6 +456,18 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     m.forced.insert(m.scene);
   }
   if (due(m.scene, false)) sink(Message(m.last_scene));
+  for (auto& s : m.sensors) {
+    const auto* r = reg.try_get<c::CameraReading>(s.entity);
+    if (!r || r->sequence == 0) continue;
+    if (due(s.data, r->sequence != s.data_seq)) {
+      sink(Message{s.data, r->stamp, raw_image(*r)});
+      s.data_seq = r->sequence;
+    }
+    if (s.info && due(s.info, r->sequence != s.info_seq)) {
+      sink(Message{s.info, r->stamp, calibration(*r)});
+      s.info_seq = r->sequence;
+    }
+  }
   if (due(m.stats, true)) {
     nlohmann::json j = {{"sim_time", to_seconds(ctx.sim_time)},
                         {"real_time", to_seconds(ctx.stats.real_time)},

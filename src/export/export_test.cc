@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "export/proto/foxglove/schemas.pb.h"
+#include "kestrel/components/camera.h"
 #include "kestrel/world/setup.h"
 
 namespace kestrel::exports {
@@ -163,6 +165,71 @@ TEST_F(Fixture, AChannelNotWantedKeepsItsChangeAndAResetSendsEverythingAgain) {
   const auto clock = nlohmann::json::parse(out["/world/w/clock"]);
   EXPECT_EQ(clock["sec"], 0);
   EXPECT_EQ(clock["nsec"], 0);
+}
+
+// A camera at 10 Hz (0.1 s steps of 10 ms) looking at a box.
+TEST(ExportSensors, CameraImageAndCalibrationEachNewFrame) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("kestrel_export_camera_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "w.sdf") << R"(<?xml version="1.0"?>
+<sdf version="1.9"><world name="w">
+  <physics type="ignored"><max_step_size>0.01</max_step_size></physics>
+  <plugin filename="gz-sim-sensors-system" name="gz::sim::systems::Sensors"/>
+  <model name="box"><static>true</static><pose>3 0 0 0 0 0</pose><link name="l">
+    <visual name="v"><geometry><box><size>1 1 1</size></box></geometry></visual></link></model>
+  <model name="cam"><static>true</static><link name="l">
+    <sensor name="s" type="camera"><update_rate>10</update_rate><topic>cam/image</topic><camera>
+      <horizontal_fov>1.2</horizontal_fov><image><width>64</width><height>48</height></image>
+      <clip><near>0.1</near><far>100</far></clip></camera></sensor></link></model>
+</world></sdf>)";
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(dir / "w.sdf", runner);
+  runner.registry().set<components::RenderSettings>(runner.world(), {true, 1});
+  runner.configure();
+  ExportModel model(runner.registry(), "w");
+  fs::remove_all(dir);
+  const Channel *image = nullptr, *info = nullptr;
+  for (const auto& ch : model.channels()) {
+    if (ch.schema_name == "foxglove.RawImage") image = &ch;
+    if (ch.schema_name == "foxglove.CameraCalibration") info = &ch;
+  }
+  ASSERT_NE(image, nullptr);
+  EXPECT_EQ(image->topic, "/cam/image");
+  ASSERT_NE(info, nullptr);
+  int images = 0, infos = 0;
+  foxglove::RawImage img;
+  foxglove::CameraCalibration cal;
+  for (int i = 0; i < 25; ++i) {
+    runner.step_once();
+    StepContext ctx;
+    ctx.sim_time = runner.info().sim_time;
+    model.step(
+        runner.registry(), ctx, [](std::uint32_t) { return true; },
+        [&](Message&& m) {
+          if (m.channel == image->id) {
+            ++images;
+            ASSERT_TRUE(img.ParseFromString(m.data));
+          }
+          if (m.channel == info->id) {
+            ++infos;
+            ASSERT_TRUE(cal.ParseFromString(m.data));
+          }
+        });
+  }
+  // Frames at 0, 0.1 and 0.2 s (or 0.1 and 0.2): one message per frame, not per step.
+  EXPECT_GE(images, 2);
+  EXPECT_LE(images, 3);
+  EXPECT_EQ(infos, images);
+  EXPECT_EQ(img.width(), 64u);
+  EXPECT_EQ(img.height(), 48u);
+  EXPECT_EQ(img.encoding(), "rgb8");
+  EXPECT_EQ(img.step(), 64u * 3);
+  EXPECT_EQ(img.data().size(), 64u * 48 * 3);
+  ASSERT_EQ(cal.k_size(), 9);
+  ASSERT_EQ(cal.p_size(), 12);
+  EXPECT_NEAR(cal.k(0), 32 / std::tan(0.6), 1e-6);  // fx = (w/2) / tan(hfov/2)
+  EXPECT_EQ(cal.distortion_model(), "plumb_bob");
 }
 
 }  // namespace
