@@ -95,11 +95,17 @@ struct Latest {
 
 class Session;
 
+// An io_context whose pending handlers can be destroyed without running them, as its destructor
+// does: the handlers hold the Impl that owns the io_context, so that destructor never comes.
+struct IoContext : net::io_context {
+  using net::io_context::shutdown;
+};
+
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   explicit Impl(ServerConfig c) : config(std::move(c)), acceptor(ioc) {}
 
   ServerConfig config;
-  net::io_context ioc;
+  IoContext ioc;
   tcp::acceptor acceptor;
   std::thread thread;
   Counters counters;
@@ -667,6 +673,9 @@ Server::~Server() {
   });
   impl_->ioc.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
+  // The handlers left in the queue (the accept, the sessions' reads and writes, the close above)
+  // each hold the Impl: destroying them lets it go (they leaked at exit before).
+  impl_->ioc.shutdown();
 }
 
 std::uint16_t Server::port() const { return impl_->acceptor.local_endpoint().port(); }
