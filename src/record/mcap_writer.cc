@@ -1,0 +1,309 @@
+// The MCAP writer (include/kestrel/record/mcap.h, src/record/README.md).
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "kestrel/core/error.h"
+#include "kestrel/core/text.h"
+#include "kestrel/record/mcap.h"
+#include "record/bytes.h"
+#include "record/compress.h"
+
+namespace kestrel::record {
+
+using namespace detail;  // NOLINT: the serialization helpers of this module
+
+const char* compression_name(Compression c) {
+  switch (c) {
+    case Compression::kZstd:
+      return "zstd";
+    case Compression::kLz4:
+      return "lz4";
+    case Compression::kNone:
+      break;
+  }
+  return "";
+}
+
+Compression parse_compression(const std::string& name) {
+  if (name == "zstd") return Compression::kZstd;
+  if (name == "lz4") return Compression::kLz4;
+  if (name == "none") return Compression::kNone;
+  throw Error(fmt::format("compression '{}': expected zstd, lz4 or none", name));
+}
+
+McapWriter::McapWriter(const std::filesystem::path& path, McapOptions options)
+    : path_(path.string()), options_(std::move(options)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+  if (fd_ < 0) {
+    throw Error(path_,
+                fmt::format("cannot open {} for writing: {}", options_.what, std::strerror(errno)));
+  }
+  std::string header;
+  put_string(header, "");  // profile: none of the well-known ones (ros1, ros2)
+  put_string(header, options_.library);
+  std::string g(kMagic, kMagicSize);
+  put_record(g, kHeader, header);
+  write_group(g, "its header");
+}
+
+McapWriter::~McapWriter() {
+  if (failure_.empty() && !closed_) {
+    try {
+      close();
+    } catch (const Error& e) {
+      spdlog::error("{}", e.what());
+    }
+  }
+  free_zstd_context(zstd_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+// Writes `bytes` whole at the end of the file; on failure cuts the file back to where it was
+// (the last complete chunk) and throws.
+void McapWriter::write_group(const std::string& bytes, const char* what) {
+  if (!failure_.empty()) throw Error(path_, failure_);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : ENOSPC;
+      if (::ftruncate(fd_, static_cast<off_t>(offset_)) != 0) { /* not a regular file */
+      }
+      failure_ = fmt::format(
+          "writing {} failed at {}: {}; the file holds {} bytes: {} in {}{}", options_.what, what,
+          std::strerror(error), offset_, counted(written_messages_, "message"),
+          counted(chunk_indexes_.size(), "chunk"),
+          chunk_indexes_.empty()
+              ? ""
+              : fmt::format(" up to log time {} s, without its summary (streaming MCAP readers "
+                            "read it)",
+                            exact_seconds(Duration(static_cast<std::int64_t>(written_until_)))));
+      throw Error(path_, failure_);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  data_crc_ = crc32(data_crc_, bytes);
+  offset_ += bytes.size();
+}
+
+void McapWriter::reopen() {
+  // Continue the data section: cut off Data End and the summary, the CRC as it was there.
+  if (::ftruncate(fd_, static_cast<off_t>(data_end_)) != 0 ||
+      ::lseek(fd_, static_cast<off_t>(data_end_), SEEK_SET) < 0) {
+    failure_ =
+        fmt::format("reopening {} after its close failed: {}", options_.what, std::strerror(errno));
+    throw Error(path_, failure_);
+  }
+  offset_ = data_end_;
+  data_crc_ = data_end_crc_;
+  closed_ = false;
+}
+
+std::uint16_t McapWriter::add_schema(std::string_view name, std::string_view encoding,
+                                     std::string_view data) {
+  if (closed_) reopen();
+  const auto id = static_cast<std::uint16_t>(schema_records_.size() + 1);
+  KESTREL_DEMAND(schema_records_.size() < 65535);
+  std::string s;
+  put<std::uint16_t>(s, id);
+  put_string(s, name);
+  put_string(s, encoding);
+  put_string(s, data);
+  std::string r;
+  put_record(r, kSchema, s);
+  write_group(r, "a schema");
+  schema_records_.push_back(std::move(r));
+  return id;
+}
+
+std::uint16_t McapWriter::add_channel(std::uint16_t schema, std::string_view topic,
+                                      std::string_view message_encoding) {
+  if (closed_) reopen();
+  KESTREL_DEMAND(schema <= schema_records_.size() && channel_records_.size() < 65535);
+  const auto id = static_cast<std::uint16_t>(channel_records_.size() + 1);
+  std::string c;
+  put<std::uint16_t>(c, id);
+  put<std::uint16_t>(c, schema);
+  put_string(c, topic);
+  put_string(c, message_encoding);
+  put<std::uint32_t>(c, 0);  // metadata: none
+  std::string r;
+  put_record(r, kChannel, c);
+  write_group(r, "a channel");
+  channel_records_.push_back(std::move(r));
+  channel_counts_.push_back(0);
+  chunk_index_.emplace_back();
+  return id;
+}
+
+void McapWriter::advance(std::uint64_t log_time_ns) {
+  if (!records_.empty() &&
+      log_time_ns >= chunk_start_ + static_cast<std::uint64_t>(options_.chunk_span.count())) {
+    flush();
+  }
+}
+
+void McapWriter::write(std::uint16_t channel, std::uint64_t log_time_ns, std::string_view data) {
+  if (!failure_.empty()) throw Error(path_, failure_);
+  if (closed_) reopen();
+  KESTREL_DEMAND(channel >= 1 && channel < channel_counts_.size());
+  advance(log_time_ns);
+  if (records_.empty()) chunk_start_ = chunk_end_ = log_time_ns;
+  chunk_start_ = std::min(chunk_start_, log_time_ns);
+  chunk_end_ = std::max(chunk_end_, log_time_ns);
+  auto& index = chunk_index_[channel - 1];
+  if (index.empty()) chunk_channels_.push_back(channel);
+  index.emplace_back(log_time_ns, records_.size());
+  records_.push_back(static_cast<char>(kMessage));
+  put<std::uint64_t>(records_, 2 + 4 + 8 + 8 + data.size());
+  put<std::uint16_t>(records_, channel);
+  put<std::uint32_t>(records_, static_cast<std::uint32_t>(channel_counts_[channel]));
+  put<std::uint64_t>(records_, log_time_ns);
+  put<std::uint64_t>(records_, log_time_ns);
+  records_.append(data);
+  if (message_count_ == 0) first_time_ = last_time_ = log_time_ns;
+  first_time_ = std::min(first_time_, log_time_ns);
+  last_time_ = std::max(last_time_, log_time_ns);
+  ++message_count_;
+  ++chunk_messages_;
+  ++channel_counts_[channel];
+  if (records_.size() >= options_.chunk_bytes) flush();
+}
+
+void McapWriter::flush() {
+  if (records_.empty()) return;
+  if (!failure_.empty()) throw Error(path_, failure_);
+  compress(options_.compression, records_, compressed_, zstd_);
+  ChunkIndex ci;
+  ci.start = chunk_start_;
+  ci.end = chunk_end_;
+  ci.offset = offset_;
+  ci.compressed = compressed_.size();
+  ci.uncompressed = records_.size();
+  std::string g;
+  g.reserve(compressed_.size() + 64);
+  const std::string_view compression = compression_name(options_.compression);
+  g.push_back(static_cast<char>(kChunk));
+  put<std::uint64_t>(g, 8 + 8 + 8 + 4 + 4 + compression.size() + 8 + compressed_.size());
+  put<std::uint64_t>(g, chunk_start_);
+  put<std::uint64_t>(g, chunk_end_);
+  put<std::uint64_t>(g, records_.size());
+  put<std::uint32_t>(g, crc32(0, records_));
+  put_string(g, compression);
+  put<std::uint64_t>(g, compressed_.size());
+  g.append(compressed_);
+  ci.length = g.size();
+  // One Message Index per channel in the chunk, in channel order.
+  std::sort(chunk_channels_.begin(), chunk_channels_.end());
+  for (std::uint16_t ch : chunk_channels_) {
+    auto& index = chunk_index_[ch - 1];
+    ci.message_index_offsets.emplace_back(ch, offset_ + g.size());
+    g.push_back(static_cast<char>(kMessageIndex));
+    put<std::uint64_t>(g, 2 + 4 + 16 * index.size());
+    put<std::uint16_t>(g, ch);
+    put<std::uint32_t>(g, static_cast<std::uint32_t>(16 * index.size()));
+    for (const auto& [t, at] : index) {
+      put<std::uint64_t>(g, t);
+      put<std::uint64_t>(g, at);
+    }
+    index.clear();
+  }
+  ci.message_index_length = g.size() - ci.length;
+  chunk_channels_.clear();
+  records_.clear();
+  write_group(g, "a chunk");
+  written_messages_ += chunk_messages_;
+  written_until_ = std::max(written_until_, ci.end);
+  chunk_messages_ = 0;
+  chunk_indexes_.push_back(std::move(ci));
+}
+
+void McapWriter::close() {
+  if (!failure_.empty()) throw Error(path_, failure_);
+  if (closed_) return;
+  flush();
+  data_end_ = offset_;
+  data_end_crc_ = data_crc_;
+  std::string g;
+  std::string c;
+  put<std::uint32_t>(c, data_crc_);
+  put_record(g, kDataEnd, c);
+  const std::uint64_t summary_start = offset_ + g.size();
+  // The summary, grouped by opcode; each group's place for the Summary Offsets.
+  std::vector<std::tuple<Op, std::uint64_t, std::uint64_t>> groups;
+  auto group = [&](Op op, const auto& fill) {
+    const std::uint64_t at = offset_ + g.size();
+    fill();
+    if (offset_ + g.size() > at) groups.emplace_back(op, at, offset_ + g.size() - at);
+  };
+  group(kSchema, [&] {
+    for (const auto& r : schema_records_) g.append(r);
+  });
+  group(kChannel, [&] {
+    for (const auto& r : channel_records_) g.append(r);
+  });
+  group(kStatistics, [&] {
+    std::string s;
+    put<std::uint64_t>(s, message_count_);
+    put<std::uint16_t>(s, static_cast<std::uint16_t>(schema_records_.size()));
+    put<std::uint32_t>(s, static_cast<std::uint32_t>(channel_records_.size()));
+    put<std::uint32_t>(s, 0);  // attachments
+    put<std::uint32_t>(s, 0);  // metadata
+    put<std::uint32_t>(s, static_cast<std::uint32_t>(chunk_indexes_.size()));
+    put<std::uint64_t>(s, message_count_ ? first_time_ : 0);
+    put<std::uint64_t>(s, message_count_ ? last_time_ : 0);
+    put<std::uint32_t>(s, static_cast<std::uint32_t>(10 * (channel_counts_.size() - 1)));
+    for (std::size_t ch = 1; ch < channel_counts_.size(); ++ch) {
+      put<std::uint16_t>(s, static_cast<std::uint16_t>(ch));
+      put<std::uint64_t>(s, channel_counts_[ch]);
+    }
+    put_record(g, kStatistics, s);
+  });
+  group(kChunkIndex, [&] {
+    const std::string_view compression = compression_name(options_.compression);
+    for (const auto& ci : chunk_indexes_) {
+      std::string s;
+      put<std::uint64_t>(s, ci.start);
+      put<std::uint64_t>(s, ci.end);
+      put<std::uint64_t>(s, ci.offset);
+      put<std::uint64_t>(s, ci.length);
+      put<std::uint32_t>(s, static_cast<std::uint32_t>(10 * ci.message_index_offsets.size()));
+      for (const auto& [ch, at] : ci.message_index_offsets) {
+        put<std::uint16_t>(s, ch);
+        put<std::uint64_t>(s, at);
+      }
+      put<std::uint64_t>(s, ci.message_index_length);
+      put_string(s, compression);
+      put<std::uint64_t>(s, ci.compressed);
+      put<std::uint64_t>(s, ci.uncompressed);
+      put_record(g, kChunkIndex, s);
+    }
+  });
+  const std::uint64_t summary_offset_start = offset_ + g.size();
+  for (const auto& [op, at, length] : groups) {
+    std::string s;
+    put<std::uint8_t>(s, op);
+    put<std::uint64_t>(s, at);
+    put<std::uint64_t>(s, length);
+    put_record(g, kSummaryOffset, s);
+  }
+  g.push_back(static_cast<char>(kFooter));
+  put<std::uint64_t>(g, 8 + 8 + 4);
+  put<std::uint64_t>(g, summary_start);
+  put<std::uint64_t>(g, summary_offset_start);
+  // From the summary's first byte up through the footer's summary_offset_start.
+  const std::size_t from = summary_start - offset_;
+  put<std::uint32_t>(g, crc32(0, std::string_view(g).substr(from)));
+  g.append(kMagic, kMagicSize);
+  write_group(g, "its summary");
+  closed_ = true;
+}
+
+}  // namespace kestrel::record

@@ -1,0 +1,384 @@
+// MCAP files written and read back (the record layout, chunks cut by log time, CRCs, a file cut
+// short, a corrupt one, a full disk, closing and continuing) and the recorder on a small world
+// (its /tf equal to the registry's poses, one message per change). The independent check against
+// @mcap/core is test/record/mcap_core_test.js.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "export/proto/foxglove/schemas.pb.h"
+#include "kestrel/components/model.h"
+#include "kestrel/core/error.h"
+#include "kestrel/record/mcap.h"
+#include "kestrel/record/recorder.h"
+#include "kestrel/world/setup.h"
+
+namespace kestrel::record {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct Dir {
+  fs::path path = fs::temp_directory_path() / ("kestrel_record_test_" + std::to_string(getpid()));
+  Dir() { fs::create_directories(path); }
+  ~Dir() { fs::remove_all(path); }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+struct Read {
+  std::vector<McapSummary::Channel> channels;
+  std::vector<McapMessage> messages;
+  std::vector<std::string> data;  // the messages' bytes (their views die with the reader)
+  bool ended = false;
+};
+
+Read read_all(const fs::path& p, bool allow_truncated = false) {
+  Read r;
+  r.ended = read_messages(
+      p, [&](const McapSummary::Channel& c) { r.channels.push_back(c); },
+      [&](const McapMessage& m) {
+        r.messages.push_back(m);
+        r.data.emplace_back(m.data);
+      },
+      allow_truncated);
+  return r;
+}
+
+constexpr std::uint64_t kMs = 1'000'000;
+
+// 3.5 s of a 1 kHz channel and a 10 Hz one.
+void write_run(McapWriter& w, std::uint64_t from_ms = 0, std::uint64_t to_ms = 3500) {
+  for (std::uint64_t t = from_ms; t < to_ms; ++t) {
+    w.advance(t * kMs);
+    w.write(1, t * kMs, "fast " + std::to_string(t));
+    if (t % 100 == 0) w.write(2, t * kMs, "slow " + std::to_string(t));
+  }
+}
+
+class Compressions : public ::testing::TestWithParam<Compression> {};
+
+TEST_P(Compressions, WrittenAndReadBackWithChunksOfAtMostOneSecond) {
+  Dir d;
+  const fs::path file = d.path / "a.mcap";
+  {
+    McapWriter w(file, McapOptions{GetParam()});
+    const auto s = w.add_schema("kestrel.Clock", "jsonschema", R"({"type": "object"})");
+    EXPECT_EQ(s, 1);
+    EXPECT_EQ(w.add_channel(s, "/fast", "json"), 1);
+    EXPECT_EQ(w.add_channel(s, "/slow", "json"), 2);
+    write_run(w);
+    w.close();
+    EXPECT_EQ(w.messages(), 3535u);
+    EXPECT_EQ(w.chunks(), 4u);  // [0, 1), [1, 2), [2, 3), [3, 3.5) s
+  }
+  const McapSummary sum = read_summary(file);
+  EXPECT_EQ(sum.library, "kestrel");
+  ASSERT_EQ(sum.schemas.size(), 1u);
+  EXPECT_EQ(sum.schemas[0].name, "kestrel.Clock");
+  EXPECT_EQ(sum.schemas[0].encoding, "jsonschema");
+  ASSERT_EQ(sum.channels.size(), 2u);
+  EXPECT_EQ(sum.channels[0].topic, "/fast");
+  EXPECT_EQ(sum.channels[0].messages, 3500u);
+  EXPECT_EQ(sum.channels[1].topic, "/slow");
+  EXPECT_EQ(sum.channels[1].messages, 35u);
+  EXPECT_EQ(sum.messages, 3535u);
+  EXPECT_EQ(sum.start, 0u);
+  EXPECT_EQ(sum.end, 3499 * kMs);
+  EXPECT_EQ(sum.file_bytes, fs::file_size(file));
+  ASSERT_EQ(sum.chunks.size(), 4u);
+  for (std::size_t i = 0; i < sum.chunks.size(); ++i) {
+    EXPECT_EQ(sum.chunks[i].start, i * 1000 * kMs);
+    EXPECT_LT(sum.chunks[i].end - sum.chunks[i].start, 1000 * kMs);
+    EXPECT_EQ(sum.chunks[i].compression, compression_name(GetParam()));
+    if (GetParam() != Compression::kNone) {
+      EXPECT_LT(sum.chunks[i].compressed, sum.chunks[i].uncompressed / 2);
+    }
+  }
+  const Read r = read_all(file);
+  EXPECT_TRUE(r.ended);
+  ASSERT_EQ(r.channels.size(), 2u);
+  ASSERT_EQ(r.messages.size(), 3535u);
+  EXPECT_EQ(r.data[0], "fast 0");
+  EXPECT_EQ(r.data[1], "slow 0");
+  EXPECT_EQ(r.messages[1].channel, 2);
+  EXPECT_EQ(r.messages.back().log_time, 3499 * kMs);
+  EXPECT_EQ(r.messages.back().publish_time, 3499 * kMs);
+  EXPECT_EQ(r.messages.back().sequence, 3499u);  // the channel's count
+  EXPECT_EQ(r.data.back(), "fast 3499");
+}
+
+INSTANTIATE_TEST_SUITE_P(Record, Compressions,
+                         ::testing::Values(Compression::kZstd, Compression::kLz4,
+                                           Compression::kNone));
+
+TEST(Mcap, AdvanceCutsAChunkWithoutNewMessages) {
+  Dir d;
+  McapWriter w(d.path / "a.mcap", {});
+  w.add_channel(w.add_schema("s", "jsonschema", "{}"), "/t", "json");
+  w.write(1, 0, "x");
+  w.advance(999 * kMs);
+  EXPECT_EQ(w.chunks(), 0u);
+  const auto before = w.bytes();
+  w.advance(1000 * kMs);  // 1 s after the chunk's first message: on disk now
+  EXPECT_EQ(w.chunks(), 1u);
+  EXPECT_GT(w.bytes(), before);
+}
+
+TEST(Mcap, ATruncatedFileIsReadUpToItsLastCompleteChunkAndRefusedByInfo) {
+  Dir d;
+  const fs::path file = d.path / "a.mcap";
+  std::uint64_t after_three = 0;
+  {
+    McapWriter w(file, {});
+    w.add_channel(w.add_schema("s", "jsonschema", "{}"), "/fast", "json");
+    w.add_channel(1, "/slow", "json");
+    write_run(w, 0, 3000);
+    w.advance(3000 * kMs);
+    after_three = w.bytes();
+    write_run(w, 3000, 3500);
+    w.close();
+  }
+  // Cut in the middle of the fourth chunk, as a SIGKILL during its write would.
+  const std::string all = slurp(file);
+  const fs::path cut = d.path / "cut.mcap";
+  std::ofstream(cut, std::ios::binary) << all.substr(0, after_three + 100);
+  try {
+    read_summary(cut);
+    FAIL() << "a truncated file was read";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("expected the Footer record"));
+    EXPECT_THAT(e.what(), HasSubstr("3 chunks up to log time 2.999 s"));
+    EXPECT_THAT(e.what(), HasSubstr(cut.string()));
+  }
+  EXPECT_THROW(read_all(cut), Error);
+  const Read r = read_all(cut, /*allow_truncated=*/true);
+  EXPECT_FALSE(r.ended);
+  EXPECT_EQ(r.messages.size(), 3030u);
+  EXPECT_EQ(r.messages.back().log_time, 2999 * kMs);
+}
+
+TEST(Mcap, CorruptSummaryAndChunkAreNamedByOffset) {
+  Dir d;
+  const fs::path file = d.path / "a.mcap";
+  {
+    McapWriter w(file, {});
+    w.add_channel(w.add_schema("s", "jsonschema", "{}"), "/fast", "json");
+    w.add_channel(1, "/slow", "json");
+    write_run(w);
+  }  // closed by the destructor
+  const McapSummary sum = read_summary(file);
+  std::string all = slurp(file);
+  // A byte of the first chunk index's compression name.
+  std::string bad = all;
+  bad[all.size() - 8 - 29 - 40] ^= 0x5a;
+  std::ofstream(d.path / "bad_summary.mcap", std::ios::binary) << bad;
+  try {
+    read_summary(d.path / "bad_summary.mcap");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the summary's CRC32 is"));
+    EXPECT_THAT(e.what(), HasSubstr("is corrupt"));
+  }
+  // A byte inside the second chunk's compressed records.
+  bad = all;
+  bad[sum.chunks[1].offset + sum.chunks[1].length / 2] ^= 0x5a;
+  std::ofstream(d.path / "bad_chunk.mcap", std::ios::binary) << bad;
+  try {
+    read_all(d.path / "bad_chunk.mcap");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("at byte "));
+    EXPECT_TRUE(std::string(e.what()).find("CRC32") != std::string::npos ||
+                std::string(e.what()).find("do not decompress") != std::string::npos)
+        << e.what();
+  }
+  std::ofstream(d.path / "not.mcap") << "hello, world, not an MCAP file at all";
+  EXPECT_THROW(read_summary(d.path / "not.mcap"), Error);
+}
+
+TEST(Mcap, AFullDiskIsAnErrorAtTheHeader) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  try {
+    McapWriter w("/dev/full", {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/dev/full: writing the recording failed at its header: No "
+                                    "space left on device; the file holds 0 bytes"));
+  }
+  EXPECT_THROW(McapWriter(fs::path("/nonexistent/dir/a.mcap"), {}), Error);
+}
+
+TEST(Mcap, WritingAfterCloseContinuesTheFile) {
+  Dir d;
+  const fs::path file = d.path / "a.mcap";
+  McapWriter w(file, {});
+  w.add_channel(w.add_schema("s", "jsonschema", "{}"), "/fast", "json");
+  w.add_channel(1, "/slow", "json");
+  write_run(w, 0, 1500);
+  w.close();
+  EXPECT_EQ(read_summary(file).messages, 1515u);
+  write_run(w, 1500, 3500);
+  w.close();
+  const McapSummary sum = read_summary(file);
+  EXPECT_EQ(sum.messages, 3535u);
+  EXPECT_EQ(sum.end, 3499 * kMs);
+  const Read r = read_all(file);  // the data section's CRC covers both parts
+  EXPECT_EQ(r.messages.size(), 3535u);
+}
+
+// The recorder on a box falling onto the ground.
+constexpr const char* kWorld = R"(<?xml version="1.0"?>
+<sdf version="1.9"><world name="w">
+  <physics type="ignored"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
+  <model name="ground"><static>true</static><link name="link">
+    <collision name="c"><geometry><plane><normal>0 0 1</normal><size>20 20</size></plane></geometry></collision>
+    <visual name="v"><geometry><plane><normal>0 0 1</normal><size>20 20</size></plane></geometry></visual>
+  </link></model>
+  <model name="box"><pose>0 0 2 0 0 0</pose><link name="link">
+    <inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
+    <collision name="c"><geometry><box><size>0.5 0.4 0.3</size></box></geometry></collision>
+    <visual name="v"><geometry><box><size>0.5 0.4 0.3</size></box></geometry></visual>
+  </link></model>
+</world></sdf>)";
+
+struct World {
+  Dir d;
+  std::unique_ptr<sim::Runner> runner = std::make_unique<sim::Runner>(sim::Runner::Options{});
+  World() { std::ofstream(d.path / "w.sdf") << kWorld; }
+  void load(RecordOptions o) {
+    world::load_world_into_runner(d.path / "w.sdf", *runner);
+    runner->add_system(make_recorder_system(*runner, std::move(o)), runner->world(), nullptr,
+                       "kestrel::record::Recorder", "test");
+    runner->configure();
+  }
+};
+
+TEST(Recorder, RecordsEveryChangeWithSimTimeAndTheRegistrysPoses) {
+  RecordReport report;  // outlives the recorder
+  World w;
+  const fs::path file = w.d.path / "r.mcap";
+  w.load(RecordOptions{file.string(), {}, Compression::kZstd, &report});
+  w.runner->run(2500);         // 2.5 s: the box lands (and rests) before the end
+  ASSERT_TRUE(report.closed);  // sim::RunEnded
+  const auto box = w.runner->registry().find_scoped("w::box::link");
+  ASSERT_NE(box, ecs::kNullEntity);
+  const auto X_end = w.runner->registry().get<components::WorldPose>(box).value;
+
+  const McapSummary sum = read_summary(file);
+  std::map<std::string, McapSummary::Channel> by_topic;
+  for (const auto& c : sum.channels) by_topic[c.topic] = c;
+  ASSERT_EQ(sum.channels.size(), 4u);
+  EXPECT_EQ(by_topic["/world/w/clock"].messages, 2500u);  // every step
+  EXPECT_EQ(by_topic["/world/w/stats"].messages, 2500u);
+  EXPECT_EQ(by_topic["/scene"].messages, 1u);
+  const auto tf = by_topic["/tf"];
+  EXPECT_GT(tf.messages, 100u);  // the box moves (and jitters on the ground)
+  EXPECT_LE(tf.messages, 2500u);
+  EXPECT_EQ(sum.start, 1 * kMs);
+  EXPECT_EQ(sum.end, 2500 * kMs);
+  EXPECT_EQ(sum.chunks.size(), 3u);
+  for (const auto& [topic, count] : report.topics) EXPECT_EQ(count, by_topic[topic].messages);
+  std::map<std::string, std::string> schema_of;
+  for (const auto& s : sum.schemas) schema_of[std::to_string(s.id)] = s.name;
+  EXPECT_EQ(schema_of[std::to_string(tf.schema)], "foxglove.FrameTransforms");
+  EXPECT_EQ(tf.encoding, "protobuf");
+
+  // The last /tf has the box's final pose, stamped with its log time.
+  const Read r = read_all(file);
+  const McapMessage* last = nullptr;
+  std::size_t last_i = 0;
+  for (std::size_t i = 0; i < r.messages.size(); ++i) {
+    if (r.messages[i].channel == tf.id) last = &r.messages[(last_i = i)];
+  }
+  ASSERT_NE(last, nullptr);
+  foxglove::FrameTransforms msg;
+  ASSERT_TRUE(msg.ParseFromString(r.data[last_i]));
+  bool found = false;
+  for (const auto& t : msg.transforms()) {
+    if (t.child_frame_id() != "box::link") continue;
+    found = true;
+    EXPECT_EQ(t.translation().z(), X_end.Pos().Z());
+    EXPECT_EQ(t.rotation().w(), X_end.Rot().W());
+    EXPECT_EQ(
+        static_cast<std::uint64_t>(t.timestamp().seconds()) * 1'000'000'000 + t.timestamp().nanos(),
+        last->log_time);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_LT(X_end.Pos().Z(), 0.2);  // it landed
+}
+
+TEST(Recorder, NothingMovesNoTransformsAfterTheFirst) {
+  Dir d;
+  std::string world = kWorld;
+  world.replace(world.find("<model name=\"box\">"), 18,
+                "<model name=\"box\"><static>true</static>");
+  std::ofstream(d.path / "w.sdf") << world;
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(d.path / "w.sdf", runner);
+  runner.add_system(
+      make_recorder_system(runner, {(d.path / "r.mcap").string(), {}, Compression::kZstd, nullptr}),
+      runner.world(), nullptr, "kestrel::record::Recorder", "test");
+  runner.configure();
+  runner.run(300);
+  const McapSummary sum = read_summary(d.path / "r.mcap");
+  for (const auto& c : sum.channels) {
+    EXPECT_EQ(c.messages, c.topic == "/tf" || c.topic == "/scene" ? 1u : 300u) << c.topic;
+  }
+}
+
+TEST(Recorder, TwoRecordingsOfTheSameRunDifferOnlyInTheStatsWallClock) {
+  std::vector<Read> reads;
+  for (int i = 0; i < 2; ++i) {
+    World w;
+    const fs::path file = w.d.path / "r.mcap";
+    w.load(RecordOptions{file.string(), {}, Compression::kZstd, nullptr});
+    w.runner->run(1200);
+    reads.push_back(read_all(file));
+  }
+  ASSERT_EQ(reads[0].messages.size(), reads[1].messages.size());
+  std::uint16_t stats = 0;
+  for (const auto& c : reads[0].channels) {
+    if (c.topic == "/world/w/stats") stats = c.id;
+  }
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < reads[0].messages.size(); ++i) {
+    EXPECT_EQ(reads[0].messages[i].channel, reads[1].messages[i].channel);
+    EXPECT_EQ(reads[0].messages[i].log_time, reads[1].messages[i].log_time);
+    if (reads[0].messages[i].channel == stats) continue;
+    same += reads[0].data[i] == reads[1].data[i];
+  }
+  EXPECT_EQ(same, reads[0].messages.size() - 1200);
+}
+
+TEST(Recorder, TopicPatternsSelectChannelsAndOneMatchingNothingIsAnError) {
+  {
+    World w;
+    const fs::path file = w.d.path / "r.mcap";
+    w.load(RecordOptions{file.string(), {"/world/*/clock", "/tf"}, Compression::kLz4, nullptr});
+    w.runner->run(100);
+    const McapSummary sum = read_summary(file);
+    ASSERT_EQ(sum.channels.size(), 2u);
+    EXPECT_EQ(sum.channels[0].topic, "/tf");
+    EXPECT_EQ(sum.channels[1].topic, "/world/w/clock");
+    EXPECT_EQ(sum.chunks.at(0).compression, "lz4");
+  }
+  World w;
+  try {
+    w.load(RecordOptions{(w.d.path / "r.mcap").string(), {"/tff"}, Compression::kZstd, nullptr});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'/tff' matches no channel of the world; its channels are: "
+                                    "/tf, /scene, /world/w/stats, /world/w/clock"));
+  }
+}
+
+}  // namespace
+}  // namespace kestrel::record

@@ -1,0 +1,120 @@
+// The recorder system: the export model's messages into an MCAP file after PostUpdate
+// (src/record/README.md). Another reader of the export model, like the viewer.
+#include "kestrel/record/recorder.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <map>
+#include <tuple>
+
+#include "kestrel/core/error.h"
+#include "kestrel/export/export.h"
+#include "kestrel/sim/events.h"
+
+namespace kestrel::record {
+namespace {
+
+class Recorder final : public System, public ISystemConfigure, public ISystemPostUpdate {
+ public:
+  Recorder(sim::Runner& runner, RecordOptions options)
+      : runner_(runner),
+        options_(std::move(options)),
+        writer_(options_.path, McapOptions{options_.compression, std::chrono::seconds(1), 4 << 20,
+                                           "the recording (--record)", "kestrel"}) {}
+
+  ~Recorder() override {
+    try {
+      close();
+    } catch (const Error&) {  // the run's end already reported it (or the run failed first)
+    }
+  }
+
+  void configure(ecs::Entity, const Element&, ecs::Registry& reg, sim::EventBus& events) override {
+    model_ = std::make_unique<exports::ExportModel>(reg, runner_.options().world_name);
+    const auto& channels = model_->channels();
+    std::vector<bool> matched(options_.topics.size(), false);
+    std::map<std::tuple<std::string, std::string, std::string>, std::uint16_t> schemas;
+    mcap_.assign(channels.size() + 1, 0);
+    for (const auto& ch : channels) {
+      bool take = options_.topics.empty();
+      for (std::size_t i = 0; i < options_.topics.size(); ++i) {
+        if (::fnmatch(options_.topics[i].c_str(), ch.topic.c_str(), 0) == 0) {
+          take = matched[i] = true;
+        }
+      }
+      if (!take) continue;
+      auto key = std::make_tuple(ch.schema_name, ch.schema_encoding, ch.schema);
+      auto it = schemas.find(key);
+      if (it == schemas.end()) {
+        it = schemas.emplace(key, writer_.add_schema(ch.schema_name, ch.schema_encoding, ch.schema))
+                 .first;
+      }
+      mcap_[ch.id] = writer_.add_channel(it->second, ch.topic, ch.encoding);
+      topics_.emplace_back(ch.id, ch.topic);
+    }
+    for (std::size_t i = 0; i < options_.topics.size(); ++i) {
+      if (matched[i]) continue;
+      std::string list;
+      for (const auto& ch : channels) list += (list.empty() ? "" : ", ") + ch.topic;
+      throw Error("--record-topics",
+                  fmt::format("'{}' matches no channel of the world; its channels are: {}",
+                              options_.topics[i], list));
+    }
+    // The run's end (a limit, SIGINT, SIGTERM): the summary is written and every write checked;
+    // a failure fails the run.
+    ended_ = events.subscribe<sim::RunEnded>([this](const sim::RunEnded&) { close(); });
+  }
+
+  void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
+    // Paused steps show the same state again: nothing to record (changes made while paused are
+    // kept pending by the export model and recorded at the next step that runs).
+    if (info.paused) return;
+    exports::StepContext ctx;
+    ctx.sim_time = info.sim_time + info.dt;
+    ctx.stats = runner_.stats();
+    const auto now = static_cast<std::uint64_t>(ctx.sim_time.count());
+    if (ctx.sim_time < last_) writer_.flush();  // a reset: its chunks start again at 0
+    last_ = ctx.sim_time;
+    writer_.advance(now);
+    model_->step(
+        reg, ctx, [&](std::uint32_t ch) { return mcap_[ch] != 0; },
+        [&](exports::Message&& m) {
+          writer_.write(mcap_[m.channel], static_cast<std::uint64_t>(m.stamp.count()), m.data);
+        });
+  }
+
+ private:
+  void close() {
+    if (writer_.closed()) return;  // already complete (the run ended): nothing new to report
+    writer_.close();
+    if (!options_.report) return;
+    auto& r = *options_.report;
+    r.closed = true;
+    r.path = writer_.path();
+    r.messages = writer_.messages();
+    r.chunks = writer_.chunks();
+    r.bytes = writer_.bytes();
+    r.topics.clear();
+    for (const auto& [id, topic] : topics_) {
+      r.topics.emplace_back(topic, writer_.channel_messages()[mcap_[id]]);
+    }
+  }
+
+  sim::Runner& runner_;
+  RecordOptions options_;
+  McapWriter writer_;
+  std::unique_ptr<exports::ExportModel> model_;
+  std::vector<std::uint16_t> mcap_;  // MCAP channel id by export channel id (0: not recorded)
+  std::vector<std::pair<std::uint32_t, std::string>> topics_;
+  sim::EventBus::Subscription ended_;
+  Duration last_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_recorder_system(sim::Runner& runner, RecordOptions options) {
+  return std::make_unique<Recorder>(runner, std::move(options));
+}
+
+}  // namespace kestrel::record
