@@ -219,6 +219,17 @@ contains "suggests the command" "$tmp/err" "did you mean 'check'?"
 expect 2 "run: truth CSV in a missing folder" "$kestrel" run "$src/worlds/demo.sdf" --no-transport \
   --iterations 5 --truth-csv "$tmp/no/such/dir/t.csv"
 [ ! -s "$tmp/out" ] || { echo "FAIL: run started with an unusable output"; fails=$((fails+1)); }
+expect 2 "run: recording in a missing folder" "$kestrel" run "$src/worlds/demo.sdf" --no-transport \
+  --iterations 5 --record "$tmp/no/such/dir/r.mcap"
+[ ! -s "$tmp/out" ] || { echo "FAIL: run started with an unusable recording"; fails=$((fails+1)); }
+expect 2 "run: recording and truth CSV in one file" "$kestrel" run "$src/worlds/demo.sdf" \
+  --no-transport --iterations 5 --record "$tmp/same" --truth-csv "$tmp/./same"
+expect 2 "run: --record-topics without --record" "$kestrel" run "$src/worlds/demo.sdf" \
+  --no-transport --iterations 5 --record-topics /tf
+expect 2 "run: unknown recording compression" "$kestrel" run "$src/worlds/demo.sdf" \
+  --no-transport --iterations 5 --record "$tmp/r.mcap" --record-compression gzip
+expect 2 "log info: not an MCAP file" "$kestrel" log info "$src/worlds/demo.sdf"
+contains "log info: names the magic" "$tmp/err" "at byte 0: expected the MCAP magic"
 expect 2 "export-mjcf: output in a missing folder" "$kestrel" export-mjcf "$tmp/one.sdf" \
   -o "$tmp/no/such/dir/m.xml"
 expect 2 "make-swarm: output in a missing folder" "$kestrel" make-swarm 2 -o "$tmp/no/such/dir/s.sdf"

@@ -209,6 +209,7 @@ void add_module_commands(CLI::App& app, std::function<int()>& selected) {
   add_topic(app, selected);
   add_service(app, selected);
   add_model(app, selected);
+  add_log_command(app, selected);
 }
 
 }  // namespace kestrel::cli

@@ -46,6 +46,9 @@ struct RunArgs {
   bool viewer = false;
   std::string viewer_ip = "127.0.0.1";
   std::uint16_t viewer_port = 8765;
+  std::string record;
+  std::vector<std::string> record_topics;
+  std::string record_compression = "zstd";
 };
 
 // A one-line live status on a terminal, refreshed a few times a second from its own thread.
@@ -96,6 +99,12 @@ int run(const RunArgs& a) {
         "--viewer serves it");
   }
   refuse_overwriting(a.world, a.truth_csv, "--truth-csv");
+  refuse_overwriting(a.world, a.record, "--record");
+  if (!a.record.empty() && !a.truth_csv.empty() &&
+      std::filesystem::weakly_canonical(a.record) ==
+          std::filesystem::weakly_canonical(a.truth_csv)) {
+    throw UsageError("--record and --truth-csv name the same file '" + a.record + "'");
+  }
   std::optional<Duration> max_sim_time;
   if (a.duration) {
     max_sim_time = checked_seconds(*a.duration, /*positive=*/false);
@@ -125,6 +134,11 @@ int run(const RunArgs& a) {
   ws.viewer = a.viewer;
   ws.viewer_ip = a.viewer_ip;
   ws.viewer_port = a.viewer_port;
+  record::RecordReport recorded;
+  ws.record = a.record;
+  ws.record_topics = a.record_topics;
+  ws.record_compression = a.record_compression;
+  ws.record_report = &recorded;
   // Signals are blocked before loading: threads started while loading (transport's) inherit the
   // mask, so SIGINT/SIGTERM reach the server's watcher instead of killing the process.
   sim::Server server;
@@ -177,6 +191,15 @@ int run(const RunArgs& a) {
     print_world_summary(r);
     print_missing_systems(loaded.missing, "ran");
     if (!a.truth_csv.empty()) std::printf("  ground truth written to %s\n", a.truth_csv.c_str());
+    if (recorded.closed) {
+      std::printf("  recording written to %s: %s, %s, %llu bytes (%s)\n", recorded.path.c_str(),
+                  counted(recorded.messages, "message").c_str(),
+                  counted(recorded.chunks, "chunk").c_str(),
+                  static_cast<unsigned long long>(recorded.bytes), a.record_compression.c_str());
+      for (const auto& [topic, n] : recorded.topics) {
+        std::printf("    %-40s %llu\n", topic.c_str(), static_cast<unsigned long long>(n));
+      }
+    }
   }
   if (missions) {
     if (!a.quiet) missions->print_summary(stdout);
@@ -254,6 +277,21 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "Address the viewer binds to (default 127.0.0.1: only this machine can "
                   "connect; another address lets other hosts watch and control the world)")
       ->needs(viewer);
+  auto* record =
+      cmd->add_option("--record", args->record,
+                      "Record every channel the viewer offers (transforms, scene, cameras, "
+                      "stats, clock) into FILE.mcap, log time = sim time; Foxglove and "
+                      "Lichtblick open it (src/record/README.md)")
+          ->check(output_file());
+  cmd->add_option("--record-topics", args->record_topics,
+                  "Record only the channels whose topic matches one of these glob patterns "
+                  "(e.g. '/tf' '/world/*/clock'); each must match a channel")
+      ->type_name("PATTERN ...")
+      ->needs(record);
+  cmd->add_option("--record-compression", args->record_compression,
+                  "Chunk compression: zstd (default), lz4 or none")
+      ->check(CLI::IsMember({"zstd", "lz4", "none"}))
+      ->needs(record);
   cmd->callback([&selected, args] { selected = [args] { return run(*args); }; });
 }
 

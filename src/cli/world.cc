@@ -89,6 +89,16 @@ LoadedWorld load_world(const WorldSettings& s) {
     runner->add_system(viewer::make_viewer_system(*runner, v), runner->world(), nullptr,
                        "kestrel::viewer::Viewer", "--viewer");
   }
+  // After every world system, so that the sensors' topics are set when it builds its channels.
+  if (!s.record.empty()) {
+    record::RecordOptions o;
+    o.path = s.record;
+    o.topics = s.record_topics;
+    o.compression = record::parse_compression(s.record_compression);
+    o.report = s.record_report;
+    runner->add_system(record::make_recorder_system(*runner, std::move(o)), runner->world(),
+                       nullptr, "kestrel::record::Recorder", "--record");
+  }
   // SITL bridges attached from the command line (src/sitl).
   for (const auto& [specs, autopilot, flag] :
        {std::tuple{&s.px4, sitl::Autopilot::kPx4, "--px4"},

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kestrel/record/recorder.h"
 #include "kestrel/sim/runner.h"
 #include "kestrel/world/setup.h"
 
@@ -24,15 +25,19 @@ struct WorldSettings {
   double truth_rate_hz = 100;          ///< CSV samples per second of sim time (0: every step)
   std::vector<std::string> px4;        ///< --px4 MODEL[:INSTANCE] (SITL bridges)
   std::vector<std::string> ardupilot;  ///< --ardupilot MODEL[:INSTANCE]
-  std::optional<double> sitl_connect_timeout;  ///< --sitl-connect-timeout [s] (every bridge)
-  std::optional<double> sitl_answer_timeout;   ///< --sitl-answer-timeout [s] (every bridge)
-  bool transport = true;                       ///< topics and services (false: --no-transport)
-  std::optional<std::string> transport_ip;     ///< --transport-ip (default: IGN_IP or 127.0.0.1)
-  bool render = true;                          ///< rendering sensors render (false: --no-render)
-  unsigned render_threads = 0;                 ///< --render-threads (0: one per core)
-  bool viewer = false;                         ///< --viewer: the Foxglove WebSocket server
-  std::string viewer_ip = "127.0.0.1";         ///< --viewer-ip
-  std::uint16_t viewer_port = 8765;            ///< --viewer-port (0: any free port)
+  std::optional<double> sitl_connect_timeout;     ///< --sitl-connect-timeout [s] (every bridge)
+  std::optional<double> sitl_answer_timeout;      ///< --sitl-answer-timeout [s] (every bridge)
+  bool transport = true;                          ///< topics and services (false: --no-transport)
+  std::optional<std::string> transport_ip;        ///< --transport-ip (default: IGN_IP or 127.0.0.1)
+  bool render = true;                             ///< rendering sensors render (false: --no-render)
+  unsigned render_threads = 0;                    ///< --render-threads (0: one per core)
+  bool viewer = false;                            ///< --viewer: the Foxglove WebSocket server
+  std::string viewer_ip = "127.0.0.1";            ///< --viewer-ip
+  std::uint16_t viewer_port = 8765;               ///< --viewer-port (0: any free port)
+  std::string record;                             ///< --record FILE.mcap (empty: none)
+  std::vector<std::string> record_topics;         ///< --record-topics (empty: every channel)
+  std::string record_compression = "zstd";        ///< --record-compression
+  record::RecordReport* record_report = nullptr;  ///< filled when the recording closes
 };
 
 struct LoadedWorld {

@@ -351,6 +351,15 @@ outputs() {
   fi
   run_case "--truth-csv over a file-size limit" 60 1 "File too large" \
     sh -c "ulimit -f 64; exec '$kestrel' run '$demo' --no-transport --duration 5 --truth-rate 0 --truth-csv '$tmp/limited.csv'"
+  # The recording: a full disk at start is an error before the world runs; a file-size limit
+  # while running stops the run, and the file ends on its last complete chunk (log info says so).
+  run_case "--record /dev/full" 60 1 "writing the recording (--record) failed at its header: No space left on device" \
+    "$kestrel" run "$demo" --no-transport --duration 2 --record /dev/full --quiet
+  run_case "--record over a file-size limit" 120 1 "failed at a chunk: File too large; the file holds" \
+    sh -c "ulimit -f 600; '$kestrel' run '$demo' --no-transport --duration 120 --record '$tmp/limited.mcap'; \
+      c=\$?; '$kestrel' log info '$tmp/limited.mcap'; exit \$c"
+  grep -q "expected the Footer record.* chunks\\? up to log time" "$tmp/err" ||
+    fail "--record over a file-size limit: its chunks" "log info does not name the complete chunks"
   run_case "stdout to /dev/full" 30 1 "writing to standard output failed" \
     sh -c "exec '$kestrel' export-mjcf '$demo' > /dev/full"
   run_case "export-mjcf -o /dev/full" 30 1 "/dev/full: writing the MJCF failed: No space left on device" \
