@@ -228,6 +228,8 @@ expect 2 "run: --record-topics without --record" "$kestrel" run "$src/worlds/dem
   --no-transport --iterations 5 --record-topics /tf
 expect 2 "run: unknown recording compression" "$kestrel" run "$src/worlds/demo.sdf" \
   --no-transport --iterations 5 --record "$tmp/r.mcap" --record-compression gzip
+expect 2 "run: recording rate nan" "$kestrel" run "$src/worlds/demo.sdf" \
+  --no-transport --iterations 5 --record "$tmp/r.mcap" --record-rate nan
 expect 2 "log info: not an MCAP file" "$kestrel" log info "$src/worlds/demo.sdf"
 contains "log info: names the magic" "$tmp/err" "at byte 0: expected the MCAP magic"
 expect 2 "export-mjcf: output in a missing folder" "$kestrel" export-mjcf "$tmp/one.sdf" \

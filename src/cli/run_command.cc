@@ -49,6 +49,7 @@ struct RunArgs {
   std::string record;
   std::vector<std::string> record_topics;
   std::string record_compression = "zstd";
+  double record_rate = 0;
 };
 
 // A one-line live status on a terminal, refreshed a few times a second from its own thread.
@@ -138,6 +139,7 @@ int run(const RunArgs& a) {
   ws.record = a.record;
   ws.record_topics = a.record_topics;
   ws.record_compression = a.record_compression;
+  ws.record_rate_hz = a.record_rate;
   ws.record_report = &recorded;
   // Signals are blocked before loading: threads started while loading (transport's) inherit the
   // mask, so SIGINT/SIGTERM reach the server's watcher instead of killing the process.
@@ -287,6 +289,11 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "Record only the channels whose topic matches one of these glob patterns "
                   "(e.g. '/tf' '/world/*/clock'); each must match a channel")
       ->type_name("PATTERN ...")
+      ->needs(record);
+  cmd->add_option("--record-rate", args->record_rate,
+                  "At most HZ messages per channel per second of sim time (default 0: every "
+                  "change, e.g. /tf every step of a moving world)")
+      ->check(finite_number(0, true))
       ->needs(record);
   cmd->add_option("--record-compression", args->record_compression,
                   "Chunk compression: zstd (default), lz4 or none")

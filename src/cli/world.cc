@@ -96,6 +96,7 @@ LoadedWorld load_world(const WorldSettings& s) {
     o.topics = s.record_topics;
     o.compression = record::parse_compression(s.record_compression);
     o.report = s.record_report;
+    o.rate_hz = s.record_rate_hz;
     runner->add_system(record::make_recorder_system(*runner, std::move(o)), runner->world(),
                        nullptr, "kestrel::record::Recorder", "--record");
   }

@@ -37,6 +37,7 @@ struct WorldSettings {
   std::string record;                             ///< --record FILE.mcap (empty: none)
   std::vector<std::string> record_topics;         ///< --record-topics (empty: every channel)
   std::string record_compression = "zstd";        ///< --record-compression
+  double record_rate_hz = 0;                      ///< --record-rate (0: every change)
   record::RecordReport* record_report = nullptr;  ///< filled when the recording closes
 };
 

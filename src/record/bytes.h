@@ -1,6 +1,7 @@
 #pragma once
 // MCAP's serialization (little-endian integers, uint32-length strings) and its opcodes.
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -27,9 +28,11 @@ enum Op : std::uint8_t {
 
 template <typename T>
 void put(std::string& out, T v) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    out.push_back(static_cast<char>(static_cast<std::uint64_t>(v) >> (8 * i)));
-  }
+  static_assert(std::endian::native == std::endian::little,
+                "MCAP is little-endian; so is this host");
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  out.append(b, sizeof(T));
 }
 inline void put_string(std::string& out, std::string_view s) {
   put<std::uint32_t>(out, static_cast<std::uint32_t>(s.size()));

@@ -63,6 +63,12 @@ void write_run(McapWriter& w, std::uint64_t from_ms = 0, std::uint64_t to_ms = 3
   }
 }
 
+// Channels 1 (/fast) and 2 (/slow) of one JSON schema.
+void two_channels(McapWriter& w) {
+  w.add_channel(w.add_schema("s", "jsonschema", "{}"), "/fast", "json");
+  w.add_channel(1, "/slow", "json");
+}
+
 class Compressions : public ::testing::TestWithParam<Compression> {};
 
 TEST_P(Compressions, WrittenAndReadBackWithChunksOfAtMostOneSecond) {
@@ -138,8 +144,7 @@ TEST(Mcap, ATruncatedFileIsReadUpToItsLastCompleteChunkAndRefusedByInfo) {
   std::uint64_t after_three = 0;
   {
     McapWriter w(file, {});
-    w.add_channel(w.add_schema("s", "jsonschema", "{}"), "/fast", "json");
-    w.add_channel(1, "/slow", "json");
+    two_channels(w);
     write_run(w, 0, 3000);
     w.advance(3000 * kMs);
     after_three = w.bytes();
@@ -170,8 +175,7 @@ TEST(Mcap, CorruptSummaryAndChunkAreNamedByOffset) {
   const fs::path file = d.path / "a.mcap";
   {
     McapWriter w(file, {});
-    w.add_channel(w.add_schema("s", "jsonschema", "{}"), "/fast", "json");
-    w.add_channel(1, "/slow", "json");
+    two_channels(w);
     write_run(w);
   }  // closed by the destructor
   const McapSummary sum = read_summary(file);
@@ -220,8 +224,7 @@ TEST(Mcap, WritingAfterCloseContinuesTheFile) {
   Dir d;
   const fs::path file = d.path / "a.mcap";
   McapWriter w(file, {});
-  w.add_channel(w.add_schema("s", "jsonschema", "{}"), "/fast", "json");
-  w.add_channel(1, "/slow", "json");
+  two_channels(w);
   write_run(w, 0, 1500);
   w.close();
   EXPECT_EQ(read_summary(file).messages, 1515u);
@@ -332,6 +335,22 @@ TEST(Recorder, NothingMovesNoTransformsAfterTheFirst) {
   for (const auto& c : sum.channels) {
     EXPECT_EQ(c.messages, c.topic == "/tf" || c.topic == "/scene" ? 1u : 300u) << c.topic;
   }
+}
+
+TEST(Recorder, ARateKeepsAtMostThatManyMessagesPerSecondOfSimTime) {
+  World w;
+  const fs::path file = w.d.path / "r.mcap";
+  RecordOptions o{file.string(), {}, Compression::kZstd, nullptr};
+  o.rate_hz = 100;
+  w.load(o);
+  w.runner->run(1000);
+  const McapSummary sum = read_summary(file);
+  for (const auto& c : sum.channels) {
+    // Every 10 ms from the first step (1, 11, ..., 991 ms); the scene once.
+    EXPECT_EQ(c.messages, c.topic == "/scene" ? 1u : 100u) << c.topic;
+  }
+  const Read r = read_all(file);
+  EXPECT_EQ(r.messages.back().log_time, 991 * kMs);
 }
 
 TEST(Recorder, TwoRecordingsOfTheSameRunDifferOnlyInTheStatsWallClock) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -36,6 +37,9 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     std::vector<bool> matched(options_.topics.size(), false);
     std::map<std::tuple<std::string, std::string, std::string>, std::uint16_t> schemas;
     mcap_.assign(channels.size() + 1, 0);
+    latched_.assign(channels.size() + 1, false);
+    next_.assign(channels.size() + 1, Duration{0});
+    if (options_.rate_hz > 0) period_ = from_seconds(1.0 / options_.rate_hz);
     for (const auto& ch : channels) {
       bool take = options_.topics.empty();
       for (std::size_t i = 0; i < options_.topics.size(); ++i) {
@@ -51,6 +55,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
                  .first;
       }
       mcap_[ch.id] = writer_.add_channel(it->second, ch.topic, ch.encoding);
+      if (ch.latched) latched_[ch.id] = true;
       topics_.emplace_back(ch.id, ch.topic);
     }
     for (std::size_t i = 0; i < options_.topics.size(); ++i) {
@@ -74,12 +79,19 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     ctx.sim_time = info.sim_time + info.dt;
     ctx.stats = runner_.stats();
     const auto now = static_cast<std::uint64_t>(ctx.sim_time.count());
-    if (ctx.sim_time < last_) writer_.flush();  // a reset: its chunks start again at 0
+    if (ctx.sim_time < last_) {  // a reset: its chunks start again at 0
+      writer_.flush();
+      std::fill(next_.begin(), next_.end(), Duration{0});
+    }
     last_ = ctx.sim_time;
     writer_.advance(now);
     model_->step(
-        reg, ctx, [&](std::uint32_t ch) { return mcap_[ch] != 0; },
+        reg, ctx,
+        [&](std::uint32_t ch) {
+          return mcap_[ch] != 0 && (latched_[ch] || ctx.sim_time >= next_[ch]);
+        },
         [&](exports::Message&& m) {
+          if (period_ > Duration{0}) next_[m.channel] = ctx.sim_time + period_;
           writer_.write(mcap_[m.channel], static_cast<std::uint64_t>(m.stamp.count()), m.data);
         });
   }
@@ -106,6 +118,9 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   McapWriter writer_;
   std::unique_ptr<exports::ExportModel> model_;
   std::vector<std::uint16_t> mcap_;  // MCAP channel id by export channel id (0: not recorded)
+  std::vector<bool> latched_;        // by export channel id
+  std::vector<Duration> next_;       // sim time a channel is next due (--record-rate)
+  Duration period_{0};               // 1 / rate (0: every change)
   std::vector<std::pair<std::uint32_t, std::string>> topics_;
   sim::EventBus::Subscription ended_;
   Duration last_{0};

@@ -27,6 +27,10 @@ struct RecordOptions {
   std::vector<std::string> topics;  ///< glob patterns (fnmatch) on topics; empty: every channel
   Compression compression = Compression::kZstd;
   RecordReport* report = nullptr;  ///< filled at each close if set; must outlive the system
+  /// At most this many messages per channel per second of sim time (0: every change); the
+  /// latched scene is always recorded when it changes. A change skipped is recorded when the
+  /// channel is next due (the export model keeps it pending).
+  double rate_hz = 0;
 };
 
 /// The recorder system (attached to the world). The file is created and its header written when
