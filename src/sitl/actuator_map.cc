@@ -10,7 +10,7 @@ namespace kestrel::sitl {
 
 ChannelMap ChannelMap::identity(int count, double scale) {
   ChannelMap m;
-  for (int i = 0; i < count; ++i) m.channels.push_back({i, i, scale, 0.0});
+  for (int i = 0; i < count; ++i) m.channels.push_back({i, i, scale, 0.0, ""});
   return m;
 }
 
@@ -22,6 +22,7 @@ ChannelMap ChannelMap::parse(const Element& config, const ChannelMap& fallback, 
   std::set<int> seen;
   for (const Element* e : elements) {
     Channel c;
+    c.where = e->where();
     c.index = e->get<int>("index");
     c.rotor = e->get<int>("rotor");
     c.scale = e->get_or<double>("scale", default_scale);
@@ -139,11 +140,10 @@ void SurfaceMap::apply(std::span<const double> inputs, bool unipolar, bool activ
   if (surfaces.empty()) return;
   auto& in = r.get<components::TopicInputs>(model);
   for (const Surface& s : surfaces) {
-    double u = 0;
+    double u = 0;  // neutral: inactive, or a channel that outputs nothing (not finite)
     if (active && static_cast<std::size_t>(s.index) < inputs.size()) {
-      u = inputs[static_cast<std::size_t>(s.index)];
-      if (!std::isfinite(u)) u = 0;
-      if (unipolar) u = 2 * u - 1;
+      const double v = inputs[static_cast<std::size_t>(s.index)];
+      if (std::isfinite(v)) u = unipolar ? 2 * v - 1 : v;
     }
     const double position = s.scale * std::clamp(u, -1.0, 1.0) + s.offset;
     for (std::size_t e : s.entries) {

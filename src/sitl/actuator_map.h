@@ -22,6 +22,7 @@ struct ChannelMap {
     int rotor = 0;      ///< actuator_number of the rotor it drives
     double scale = 0;   ///< rotor speed at full output [rad/s]
     double offset = 0;  ///< added to the normalised output before clamping
+    std::string where;  ///< FILE:LINE of the <channel> (empty for a default map)
   };
   std::vector<Channel> channels;
 
@@ -36,7 +37,8 @@ struct ChannelMap {
 
   /// Number of rotors the map writes (highest rotor + 1).
   std::size_t rotor_count() const;
-  /// Writes rotor speeds into `out` (resized to rotor_count()); non-finite inputs count as 0.
+  /// Writes rotor speeds into `out` (resized to rotor_count()); a non-finite input (a channel
+  /// that outputs nothing) gives its rotor 0.
   void apply(std::span<const double> inputs, bool active, std::vector<double>& out) const;
 };
 
@@ -45,7 +47,8 @@ struct ChannelMap {
 /// of a JointPositionController of the model (an ignition.msgs.Double topic, or with <actuator>
 /// the `position[actuator]` of an Actuators topic), written into the model's TopicInputs entries
 /// as if the message had arrived. s_c is the channel's bipolar output: PX4's controls (−1..1),
-/// ArduPilot's 2·(pwm − pwm_min)/(pwm_max − pwm_min) − 1. Inactive: the surfaces get `offset`.
+/// ArduPilot's 2·(pwm − pwm_min)/(pwm_max − pwm_min) − 1. Inactive: the surfaces get `offset`,
+/// and so does a surface whose input is not finite (a channel that outputs nothing).
 struct SurfaceMap {
   struct Surface {
     int index = 0;       ///< autopilot output channel (0-based)

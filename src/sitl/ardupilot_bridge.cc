@@ -74,6 +74,7 @@ class ArduPilotBridge final : public System,
     // ArduCopter's quad X: motor 1 front right, 2 back left, 3 front left, 4 back right on
     // SERVO1..4 — the rotor order of the iris, x500 and X3 models.
     map_ = ChannelMap::parse(cfg, ChannelMap::identity(4, max_rotor), 32, max_rotor, who_);
+    plugin_where_ = cfg.where();
     surfaces_ = SurfaceMap::parse(cfg, map_, 32, who_);
     vehicle_ = find_vehicle(reg, entity, link, who_);
     limits_ = LockstepLimits::read(cfg, reg, vehicle_.world, who_);
@@ -255,10 +256,13 @@ class ArduPilotBridge final : public System,
             "time advances only on its servo packets",
             who_, have_frame_count_ ? "talks again" : "connected", p.channels, p.frame_rate);
       }
+      if (p.channels != checked_channels_) check_channels(p);
       have_frame_count_ = true;
       last_frame_count_ = p.frame_count;
+      // PWM 0 is ArduPilot's "no output" on that channel (ardupilot_gazebo's plugin gives its
+      // control 0): NaN here, so a rotor gets 0 and a surface its neutral <offset>.
       for (std::size_t i = 0; i < inputs_.size(); ++i) {
-        inputs_[i] = i < p.channels ? (p.pwm[i] - pwm_min_) / (pwm_max_ - pwm_min_) : 0.0;
+        inputs_[i] = p.pwm[i] == 0 ? std::nan("") : (p.pwm[i] - pwm_min_) / (pwm_max_ - pwm_min_);
       }
       have_outputs_ = true;
       lockstep_active_ = true;
@@ -266,6 +270,33 @@ class ArduPilotBridge final : public System,
       frame_period_ = from_seconds(1.0 / p.frame_rate);
       return Received::kFrame;
     }
+  }
+
+  // A channel the model maps but the packet does not carry (SERVO17..32 in ArduPilot's default
+  // 16-channel packet) would drive nothing: ardupilot_gazebo's plugin logs "channel is greater
+  // than the number of servo channels, control not applied" every frame and flies on; Kestrel
+  // ends the run at the first such packet, naming the model, the channel and the packet's count.
+  void check_channels(const ServoPacket& p) {
+    auto refuse = [&](int index, const std::string& where, const std::string& what) {
+      throw Error(where.empty() ? plugin_where_ : where,
+                  fmt::format("{}: output channel {} (SERVO{}) drives {}, but ArduPilot's servo "
+                              "packets carry {} channels (magic {}), so it would read nothing. "
+                              "Set ArduPilot's SERVO_32_ENABLE 1 for 32-channel packets, or map "
+                              "the output to SERVO1..{}",
+                              who_, index, index + 1, what, p.channels,
+                              p.channels == 16 ? kServoMagic16 : kServoMagic32, p.channels));
+    };
+    for (const auto& c : map_.channels) {
+      if (static_cast<std::size_t>(c.index) >= p.channels) {
+        refuse(c.index, c.where, fmt::format("rotor {}", c.rotor));
+      }
+    }
+    for (const auto& s : surfaces_.surfaces) {
+      if (static_cast<std::size_t>(s.index) >= p.channels) {
+        refuse(s.index, s.where, "the surface on " + s.topic);
+      }
+    }
+    checked_channels_ = p.channels;
   }
 
   // The JSON carries the IMU and the truth ArduPilot simulates its GPS, compass and barometer
@@ -343,6 +374,8 @@ class ArduPilotBridge final : public System,
   ChannelMap map_;
   SurfaceMap surfaces_;  // control surfaces (planes, VTOLs)
   bool surfaces_resolved_ = false;
+  std::string plugin_where_;         // FILE:LINE of the bridge's <plugin>
+  std::size_t checked_channels_ = 0;  // packet channel count the maps were checked against
   Vehicle vehicle_;
   SensorReader reader_;
 

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -1068,6 +1069,66 @@ TEST(ArduPilotBridge, AnImuOnATiltedChildLinkIsExpressedInTheBodyFrame) {
     EXPECT_NEAR(j["imu"]["accel_body"][2].get<double>(), -9.8, 1e-12);
     EXPECT_NEAR(j["imu"]["gyro"][2].get<double>(), -0.5, 1e-12);
   }
+}
+
+// A channel the model maps beyond the packet's channel count (SERVO21 in ArduPilot's default
+// 16-channel packet) ends the run at the first such packet, naming the model, the channel and
+// the count; with SERVO_32_ENABLE's 32-channel packets the same map flies. PWM 0 (ArduPilot's
+// "no output") leaves a rotor at 0 and a surface at its neutral offset, not at full deflection.
+TEST(ArduPilotBridge, AChannelBeyondThePacketsCountIsAnErrorAndPwm0IsNoOutput) {
+  const std::string params =
+      "<plugin>\n<instance>13</instance>\n"
+      "<channel><index>0</index><rotor>0</rotor></channel>\n"
+      "<channel><index>20</index><rotor>1</rotor></channel>\n"
+      "<surface><index>5</index><topic>/model/quad/elevator</topic><scale>0.4</scale>"
+      "<offset>0.05</offset></surface>\n</plugin>";
+  auto make = [&](sim::Runner& r) {
+    const auto model = r.registry().child_by_name(r.world(), "quad");
+    r.registry().add<c::TopicInputs>(model).real.push_back({"/model/quad/elevator", 0, 0});
+    r.add_system(make_ardupilot_bridge_system(), model, Element::parse(params, "w.sdf", 40),
+                 "kestrel::systems::ArduPilotBridge", "test");
+    r.configure();
+  };
+  {
+    auto r = make_world();
+    make(*r);
+    FakeArduPilot ap(9002 + 130);
+    ap.send_pwm(1, {1500, 1500, 1500, 1500}, 250);  // 16 channels
+    try {
+      r->step_once();
+      ADD_FAILURE() << "expected an error for SERVO21 in a 16-channel packet";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("w.sdf:43: ArduPilot bridge (model 'w::quad', instance 13): output "
+                          "channel 20 (SERVO21) drives rotor 1, but ArduPilot's servo packets "
+                          "carry 16 channels (magic 18458)"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("SERVO_32_ENABLE 1"), std::string::npos) << what;
+    }
+    EXPECT_EQ(r->info().iterations, 0u);
+  }
+  auto r = make_world();
+  make(*r);
+  FakeArduPilot ap(9002 + 130);
+  std::vector<std::uint16_t> pwm(32, 0);
+  pwm[0] = 1500;
+  pwm[20] = 1750;
+  pwm[5] = 1250;  // surface: 2·0.25 − 1 = −0.5 of full scale
+  ap.send_pwm(1, pwm, 250, 32);
+  for (int i = 0; i < 4; ++i) r->step_once();
+  EXPECT_FALSE(ap.receive().empty());
+  const auto model = r->registry().child_by_name(r->world(), "quad");
+  EXPECT_NEAR(rotor(*r, 0), 500.0, 1e-9);
+  EXPECT_NEAR(rotor(*r, 1), 750.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r->registry().get<c::TopicInputs>(model).real[0].value, -0.2 + 0.05);
+  // PWM 0 on every channel: nothing outputs. Rotors 0, the surface at its offset.
+  ap.send_pwm(2, std::vector<std::uint16_t>(32, 0), 250, 32);
+  for (int i = 0; i < 4; ++i) r->step_once();
+  EXPECT_FALSE(ap.receive().empty());
+  EXPECT_EQ(rotor(*r, 0), 0.0);
+  EXPECT_EQ(rotor(*r, 1), 0.0);
+  EXPECT_DOUBLE_EQ(r->registry().get<c::TopicInputs>(model).real[0].value, 0.05);
 }
 
 TEST(ArduPilotPacket, RejectsWrongSizesAndMagic) {

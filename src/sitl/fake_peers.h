@@ -127,12 +127,17 @@ struct FakeArduPilot {
   }
   ~FakeArduPilot() { ::close(fd); }
   void send(std::uint32_t frame, std::uint16_t pwm0, std::uint16_t rate = 1000) {
-    std::uint8_t p[40]{};
-    mav::put_le(p, kServoMagic16);
+    send_pwm(frame, {pwm0}, rate);
+  }
+  // A packet of `channels` (16 or 32) with pwm[i] on SERVO i+1 (0 beyond `pwm`).
+  void send_pwm(std::uint32_t frame, const std::vector<std::uint16_t>& pwm,
+                std::uint16_t rate = 1000, std::size_t channels = 16) {
+    std::uint8_t p[72]{};
+    mav::put_le(p, channels == 32 ? kServoMagic32 : kServoMagic16);
     mav::put_le(p + 2, rate);
     mav::put_le(p + 4, frame);
-    mav::put_le(p + 8, pwm0);
-    ::sendto(fd, p, sizeof p, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    for (std::size_t i = 0; i < pwm.size() && i < channels; ++i) mav::put_le(p + 8 + 2 * i, pwm[i]);
+    ::sendto(fd, p, 8 + 2 * channels, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
   }
   std::string receive() {
     char buf[4096];
