@@ -29,6 +29,7 @@
 #include "kestrel/sim/runner.h"
 #include "kestrel/sim/stop_signal.h"
 #include "kestrel/sitl/sitl.h"
+#include "kestrel/world/builtin.h"
 #include "sensors/common/sensor_system.h"
 #include "sitl/actuator_map.h"
 #include "sitl/ardupilot_packet.h"
@@ -193,6 +194,43 @@ TEST(Px4Bridge, SendsSensorsInNedFrdWithPx4Units) {
   EXPECT_EQ(q.vx, 200);
   EXPECT_NEAR(q.yawspeed, -0.5, 1e-6);
   EXPECT_NEAR(q.zacc, -999, 1);  // mG: −9.8 / 9.80665
+}
+
+// PX4's px4::AirSpeed plugin (src/systems/px4_airspeed) on the base link, as advanced_plane
+// declares it: HIL_SENSOR's diff_pressure is ½ρu² of the airspeed along the body x axis in hPa
+// (ρ of PX4's troposphere at 488 m + z), with the plugin's 0.01 hPa noise, flagged new in
+// every message.
+TEST(Px4Bridge, Px4AirSpeedPluginIsSentAsHilSensorDiffPressure) {
+  WorldSpec spec;
+  spec.v_WB_W = {0, 20, 0};  // 20 m/s north, facing north: u = 20 m/s
+  auto r = make_world(spec);
+  const auto model = r->registry().child_by_name(r->world(), "quad");
+  const auto builtins = world::builtin_systems();
+  const auto it = std::find_if(builtins.begin(), builtins.end(),
+                               [](const auto& b) { return b.name == "Px4AirSpeed"; });
+  ASSERT_NE(it, builtins.end());
+  r->add_system(it->make(), model,
+                Element::parse("<plugin><link_name>base_link</link_name></plugin>"),
+                "px4::AirSpeed", "test");
+  attach(*r, Autopilot::kPx4, "<instance>41</instance>");
+  FakePx4 px4(4560 + 41);
+  px4.keep_log = true;
+  fly(*r, 2000);
+  std::lock_guard lock(px4.m);
+  const double rho = 1.225 / std::pow(288.15 / (288.15 - 0.0065 * (488 + 10)), 4.256);
+  const double q_hpa = 0.5 * rho * 20 * 20 / 100;
+  double sum = 0, sum2 = 0;
+  int n = 0;
+  for (const auto& s : px4.sensor_log) {
+    ASSERT_TRUE(s.fields_updated & 1024u) << "diff_pressure not flagged new at " << s.time_usec;
+    sum += s.diff_pressure;
+    sum2 += static_cast<double>(s.diff_pressure) * s.diff_pressure;
+    ++n;
+  }
+  ASSERT_GT(n, 400);
+  const double mean = sum / n;
+  EXPECT_NEAR(mean, q_hpa, 4 * 0.01 / std::sqrt(n)) << n << " messages";
+  EXPECT_NEAR(std::sqrt(sum2 / n - mean * mean), 0.01, 0.0015);
 }
 
 TEST(Px4Bridge, StandInMagnetometerIsTheWmmAtTheVehicle) {

@@ -251,8 +251,9 @@ SensorSample SensorReader::read(const ecs::Registry& reg, const Truth& t) {
   }
   s.temperature = temp;
   s.pressure_alt = altitude_of_pressure(s.pressure, p0_, t0_, lapse_);
-  const auto* air = v_->air_speed != ecs::kNullEntity
-                        ? reg.try_get<components::AirSpeedReading>(v_->air_speed)
+  const ecs::Entity air_entity = air_speed_source(reg);
+  const auto* air = air_entity != ecs::kNullEntity
+                        ? reg.try_get<components::AirSpeedReading>(air_entity)
                         : nullptr;
   if (air && air->sequence > 0) {
     s.diff_pressure = air->diff_pressure;
@@ -260,6 +261,20 @@ SensorSample SensorReader::read(const ecs::Registry& reg, const Truth& t) {
     seen_air_ = air->sequence;
   }
   return s;
+}
+
+ecs::Entity SensorReader::air_speed_source(const ecs::Registry& reg) {
+  if (v_->air_speed != ecs::kNullEntity) return v_->air_speed;
+  if (!air_searched_) {
+    air_searched_ = true;
+    for (ecs::Entity e : reg.descendants(v_->model)) {
+      if (reg.has<components::Link>(e) && reg.has<components::AirSpeedReading>(e)) {
+        air_plugin_ = e;
+        break;
+      }
+    }
+  }
+  return air_plugin_;
 }
 
 RangeSample SensorReader::read_range(const ecs::Registry& reg, const Truth& t) {

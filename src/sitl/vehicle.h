@@ -42,6 +42,8 @@ struct Vehicle {
 /// a link named "base_link", else the model's first link. Then the first IMU, magnetometer,
 /// air_pressure, navsat/gps and air_speed sensor anywhere in the model (on any of its links,
 /// nested models included; SensorReader expresses their vectors in the base link's frame).
+/// Without an air_speed sensor SensorReader reads the AirSpeedReading a link of the model
+/// carries itself (PX4's px4::AirSpeed plugin, src/systems/px4_airspeed).
 /// @param who the bridge, for messages ("PX4 bridge (instance 0)").
 /// @throws Error if the model has no link or the named link does not exist.
 Vehicle find_vehicle(const ecs::Registry& reg, ecs::Entity model, const std::string& link_name,
@@ -146,6 +148,12 @@ class SensorReader {
   // current world poses: a sensor on another link (moving or not) is expressed in body axes.
   Quaterniond q_BS(const ecs::Registry& reg, const Truth& t, const Mount& m) const;
   Mount imu_, mag_;
+  // Without an air_speed sensor: the link of the model that carries an AirSpeedReading of its
+  // own (PX4's px4::AirSpeed plugin writes one), found at the first read (plugins configure
+  // after the bridge).
+  ecs::Entity air_speed_source(const ecs::Registry& reg);
+  ecs::Entity air_plugin_ = ecs::kNullEntity;
+  bool air_searched_ = false;
   std::uint64_t seen_imu_ = 0, seen_mag_ = 0, seen_baro_ = 0, seen_gnss_ = 0, seen_air_ = 0,
                 seen_range_ = 0;
 };

@@ -30,6 +30,7 @@
 #include "systems/odometry_publisher/odometry_publisher.h"
 #include "systems/parachute/parachute.h"
 #include "systems/pose_publisher/pose_publisher.h"
+#include "systems/px4_airspeed/px4_airspeed.h"
 #include "systems/thruster/thruster.h"
 #include "systems/touch_plugin/touch_plugin.h"
 #include "systems/trajectory_follower/trajectory_follower.h"
@@ -92,6 +93,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"Thruster", &systems::make_thruster, false, ""},
       {"GenericMotorModel", &systems::make_generic_motor_model, false, ""},
       {"ParachuteSystem", &systems::make_parachute, false, ""},
+      {"Px4AirSpeed", &systems::make_px4_airspeed, false, ""},
       {"BuoyancyEngine", &systems::make_buoyancy_engine, false, ""},
       {"FixedWingControl", &systems::make_fixed_wing_control, false, ""},
       {"FixedWingMission", &systems::make_fixed_wing_mission, false, ""},

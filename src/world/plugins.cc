@@ -5,6 +5,8 @@
 #include <ignition/plugin/Loader.hh>
 #include <mutex>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "kestrel/components/model.h"
 #include "kestrel/core/paths.h"
@@ -48,8 +50,17 @@ std::string normalize(std::string_view s) {
   return out;
 }
 
+// PX4's own plugins (PX4-Autopilot src/modules/simulation/gz_plugins) outside Gazebo's
+// namespaces, by the exact class names PX4's models declare → the built-in that serves them.
+constexpr std::pair<std::string_view, std::string_view> kPx4Plugins[] = {
+    {"px4::AirSpeed", "Px4AirSpeed"},
+};
+
 // The system class of a plugin name, if its namespace is one that maps to built-ins.
 std::string builtin_key_from_name(const std::string& name) {
+  for (const auto& [px4, builtin] : kPx4Plugins) {
+    if (name == px4) return normalize(builtin);
+  }
   for (std::string_view ns :
        {"gz::sim::systems::", "ignition::gazebo::systems::", "kestrel::systems::", "::"}) {
     if (name.starts_with(ns)) return normalize(name.substr(ns.size()));

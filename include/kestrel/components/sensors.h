@@ -106,8 +106,8 @@ struct NavSatReading {
   ignition::math::Vector3d true_position_world;
 };
 
-/// Pitot-static airspeed sample (SDF type "air_speed"; ignition::msgs::AirSpeedSensor where the
-/// message set has it).
+/// Pitot-static airspeed sample (SDF type "air_speed", on the sensor; PX4's px4::AirSpeed plugin
+/// writes one on its link, src/systems/px4_airspeed; the PX4 bridge sends either as diff_pressure).
 struct AirSpeedReading {
   Duration stamp{0};
   std::uint64_t sequence = 0;
