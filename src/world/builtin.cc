@@ -25,6 +25,7 @@
 #include "systems/lift_drag/lift_drag.h"
 #include "systems/mecanum_drive/mecanum_drive.h"
 #include "systems/motor_failure/motor_failure.h"
+#include "systems/moving_platform_controller/moving_platform_controller.h"
 #include "systems/multicopter_control/multicopter_control.h"
 #include "systems/multicopter_motor_model/multicopter_motor_model.h"
 #include "systems/odometry_publisher/odometry_publisher.h"
@@ -94,6 +95,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"GenericMotorModel", &systems::make_generic_motor_model, false, ""},
       {"ParachuteSystem", &systems::make_parachute, false, ""},
       {"Px4AirSpeed", &systems::make_px4_airspeed, false, ""},
+      {"MovingPlatformController", &systems::make_moving_platform_controller, false, ""},
       {"BuoyancyEngine", &systems::make_buoyancy_engine, false, ""},
       {"FixedWingControl", &systems::make_fixed_wing_control, false, ""},
       {"FixedWingMission", &systems::make_fixed_wing_mission, false, ""},

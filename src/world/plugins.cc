@@ -54,6 +54,7 @@ std::string normalize(std::string_view s) {
 // namespaces, by the exact class names PX4's models declare → the built-in that serves them.
 constexpr std::pair<std::string_view, std::string_view> kPx4Plugins[] = {
     {"px4::AirSpeed", "Px4AirSpeed"},
+    {"custom::MovingPlatformController", "MovingPlatformController"},
 };
 
 // The system class of a plugin name, if its namespace is one that maps to built-ins.
