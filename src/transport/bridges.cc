@@ -6,7 +6,9 @@
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/double.pb.h>
 #include <ignition/msgs/empty.pb.h>
+#include <ignition/msgs/float.pb.h>
 #include <ignition/msgs/int32.pb.h>
+#include <ignition/msgs/joint_trajectory.pb.h>
 #include <ignition/msgs/model.pb.h>
 #include <ignition/msgs/odometry.pb.h>
 #include <ignition/msgs/pose_v.pb.h>
@@ -17,6 +19,7 @@
 #include <mutex>
 #include <optional>
 
+#include "kestrel/components/joint_trajectory.h"
 #include "kestrel/components/messages.h"
 #include "kestrel/components/multicopter.h"
 #include "transport/entity_wrench.h"
@@ -64,6 +67,33 @@ void odometry_header(const c::OdometryOutput& o, msgs::Header* h) {
   stamp(h, o.stamp);
   add_data(h, "frame_id", o.frame_id);
   if (!o.child_frame_id.empty()) add_data(h, "child_frame_id", o.child_frame_id);
+}
+
+// sec + nsec as a Duration, saturated to its range (a peer's 10^10 s must not overflow).
+Duration saturated_duration(std::int64_t sec, std::int64_t nsec) {
+  std::int64_t ns = 0;
+  if (__builtin_mul_overflow(sec, std::int64_t{1'000'000'000}, &ns) ||
+      __builtin_add_overflow(ns, nsec, &ns)) {
+    return sec < 0 ? Duration::min() : Duration::max();
+  }
+  return Duration{ns};
+}
+
+// A JointTrajectory as the controller reads it (components/joint_trajectory.h).
+void joint_trajectory_from_msg(c::JointTrajectoryEntry& d, const msgs::JointTrajectory& m) {
+  d.has_stamp = m.has_header() && m.header().has_stamp();
+  d.stamp = d.has_stamp ? saturated_duration(m.header().stamp().sec(), m.header().stamp().nsec())
+                        : Duration{0};
+  d.joint_names.assign(m.joint_names().begin(), m.joint_names().end());
+  d.points.clear();
+  for (const auto& p : m.points()) {
+    c::JointTrajectoryPoint& q = d.points.emplace_back();
+    q.positions.assign(p.positions().begin(), p.positions().end());
+    q.velocities.assign(p.velocities().begin(), p.velocities().end());
+    q.accelerations.assign(p.accelerations().begin(), p.accelerations().end());
+    q.effort.assign(p.effort().begin(), p.effort().end());
+    q.time_from_start = saturated_duration(p.time_from_start().sec(), p.time_from_start().nsec());
+  }
 }
 
 }  // namespace
@@ -149,13 +179,13 @@ struct Bridges::Impl {
     });
   }
 
-  // Subscribes `topic` with message type M for the TopicInputs entries of `e` that name it: at
-  // the next step boundary the latest message is written into each of them by `apply`.
-  // With `service`, a one-way service named `topic` with request M is advertised instead.
-  template <class M, class Entry, class Apply>
-  void subscribe_input(ecs::Entity e, const std::string& topic,
-                       std::vector<Entry> c::TopicInputs::*field, Apply apply,
-                       bool service = false) {
+  // Subscribes `topic` with message type M for the entries of `e`'s Inputs (TopicInputs,
+  // JointTrajectoryTopics) that name it: at the next step boundary the latest message is
+  // written into each of them by `apply`. With `service`, a one-way service named `topic` with
+  // request M is advertised instead.
+  template <class M, class Inputs, class Entry, class Apply>
+  void subscribe_input(ecs::Entity e, const std::string& topic, std::vector<Entry> Inputs::*field,
+                       Apply apply, bool service = false) {
     auto pending = std::make_shared<Pending<M>>();
     sim::Runner* run = &runner;
     Counters* k = &counters;
@@ -173,14 +203,14 @@ struct Bridges::Impl {
           pending->posted = false;
         }
         if (!v || !rr.registry().alive(e)) return;
-        auto* in = rr.registry().try_get<c::TopicInputs>(e);
+        auto* in = rr.registry().try_get<Inputs>(e);
         if (!in) return;
         for (Entry& entry : (*in).*field) {
           if (entry.topic != topic) continue;
           apply(entry, *v);
           ++entry.count;
         }
-        rr.registry().mark_changed<c::TopicInputs>(e);
+        rr.registry().mark_changed<Inputs>(e);
       });
     };
     subscribe_once(e, topic, [topic, cb, service](ignition::transport::Node& n) mutable {
@@ -348,6 +378,15 @@ struct Bridges::Impl {
   }
 
   void publish_outputs(const ecs::Registry& r) {
+    r.each<c::JointTrajectoryTopics>([&](ecs::Entity e, const c::JointTrajectoryTopics& t) {
+      for (std::size_t i = 0; i < t.entries.size(); ++i) {
+        const auto& entry = t.entries[i];
+        if (!advanced(e, 6, i, entry.progress_sequence)) continue;
+        msgs::Float m;
+        m.set_data(entry.progress);
+        publish(entry.progress_topic, m);
+      }
+    });
     r.each<c::TopicOutputs>([&](ecs::Entity e, const c::TopicOutputs& out) {
       for (std::size_t i = 0; i < out.odometry.size(); ++i) {
         const auto& o = out.odometry[i];
@@ -480,7 +519,8 @@ struct Bridges::Impl {
   using TopicTypes =
       Types<c::ActuatorCommandTopic, c::TwistCommandTopic, c::VelocityControlEnableTopic,
             c::RotorVelocityTopic, c::BatteryTopic, c::MissionCommandTopic, c::FaultCommandTopic,
-            c::BatteryRechargeTopic, c::BatteryDrainTopics, c::TopicInputs, c::TopicOutputs>;
+            c::BatteryRechargeTopic, c::BatteryDrainTopics, c::TopicInputs, c::TopicOutputs,
+            c::JointTrajectoryTopics>;
 
   // The number of topic components, and whether an entity created or being removed this step
   // has one (the registry's new/removed lists are empty in the usual step: nothing to visit).
@@ -574,6 +614,13 @@ struct Bridges::Impl {
         [&](ecs::Entity e, const c::TopicInputs& in) { subscribe_inputs(e, in); });
     r.each<c::TopicOutputs>(
         [&](ecs::Entity, const c::TopicOutputs& out) { advertise_events(out); });
+    r.each<c::JointTrajectoryTopics>([&](ecs::Entity e, const c::JointTrajectoryTopics& t) {
+      for (const auto& entry : t.entries) {
+        subscribe_input<msgs::JointTrajectory>(e, entry.topic, &c::JointTrajectoryTopics::entries,
+                                               &joint_trajectory_from_msg);
+        channel_for<msgs::Float>(entry.progress_topic);  // an event: advertised beforehand
+      }
+    });
     // The other publishers are created on first use in post_update.
   }
 };

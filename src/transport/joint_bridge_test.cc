@@ -9,6 +9,8 @@
 #include <ignition/msgs/actuators.pb.h>
 #include <ignition/msgs/boolean.pb.h>
 #include <ignition/msgs/double.pb.h>
+#include <ignition/msgs/float.pb.h>
+#include <ignition/msgs/joint_trajectory.pb.h>
 #include <ignition/msgs/model.pb.h>
 
 #include "kestrel/components/messages.h"
@@ -195,6 +197,57 @@ TEST_F(JointBridgeTest, ApplyLinkWrenchThroughGazebosTopics) {
   EXPECT_EQ(back->wrench->force().x(), 4.0);
   EXPECT_FALSE(back->wrench->has_force_offset());
   EXPECT_FALSE(detail::parse_entity_wrench(std::string("\x12\xff", 2)).has_value());
+}
+
+// JointTrajectoryController on a relative <topic> (taken from the root, as ign-transport
+// does): an ignition.msgs.JointTrajectory of two points on /traj/arm moves the joint to the
+// last point, and ignition.msgs.Float progress 0.5 then 1 arrives on /traj/arm_progress.
+constexpr const char* kTrajectoryWorld = R"(<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="tw">
+    <physics type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
+    <gravity>0 0 0</gravity>
+    <model name="arm">
+      <link name="rotor">
+        <inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
+      </link>
+      <joint name="j" type="revolute"><parent>world</parent><child>rotor</child><axis><xyz>0 0 1</xyz></axis></joint>
+      <plugin filename="ignition-gazebo-joint-trajectory-controller-system"
+              name="ignition::gazebo::systems::JointTrajectoryController">
+        <topic>traj/arm</topic><position_p_gain>10</position_p_gain><position_d_gain>1</position_d_gain>
+      </plugin>
+    </model>
+  </world>
+</sdf>)";
+
+TEST_F(JointBridgeTest, JointTrajectoryAndItsProgress) {
+  world_text_ = kTrajectoryWorld;
+  start(false);
+  auto progress = std::make_shared<Latest<msgs::Float>>();
+  auto progress_cb = progress->callback();
+  ASSERT_TRUE(node_->Subscribe("/traj/arm_progress", progress_cb));
+  Unsubscribe unsubscribe{node_.get(), {"/traj/arm_progress"}};
+  auto pub = node_->Advertise<msgs::JointTrajectory>("/traj/arm");
+  for (int i = 0; i < 1000 && !pub.HasConnections(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(pub.HasConnections());
+  // The progress channel is advertised at configure; wait until it sees this subscriber.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  msgs::JointTrajectory m;
+  m.add_joint_names("j");
+  for (const auto& [sec, nsec, q] : {std::tuple{0, 200'000'000, 0.4}, std::tuple{1, 0, 0.8}}) {
+    auto* p = m.add_points();
+    p->add_positions(q);
+    p->mutable_time_from_start()->set_sec(sec);
+    p->mutable_time_from_start()->set_nsec(nsec);
+  }
+  pub.Publish(m);
+  ASSERT_TRUE(wait_for([&](sim::Runner& r) {
+    const auto* q = r.registry().try_get<c::JointPosition>(r.registry().find_scoped("tw::arm::j"));
+    return progress->get().second == 2 && q && std::abs(q->data.at(0) - 0.8) < 1e-3;
+  }));
+  EXPECT_FLOAT_EQ(progress->get().first.data(), 1.0f);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "systems/joint_controller/joint_controller.h"
 #include "systems/joint_position_controller/joint_position_controller.h"
 #include "systems/joint_state_publisher/joint_state_publisher.h"
+#include "systems/joint_trajectory_controller/joint_trajectory_controller.h"
 #include "systems/kinetic_energy_monitor/kinetic_energy_monitor.h"
 #include "systems/lift_drag/lift_drag.h"
 #include "systems/mecanum_drive/mecanum_drive.h"
@@ -80,6 +81,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"TrajectoryFollower", &systems::make_trajectory_follower, false, ""},
       {"JointPositionController", &systems::make_joint_position_controller, false, ""},
       {"JointController", &systems::make_joint_controller, false, ""},
+      {"JointTrajectoryController", &systems::make_joint_trajectory_controller, false, ""},
       {"JointStatePublisher", &systems::make_joint_state_publisher, false, ""},
       {"ApplyJointForce", &systems::make_apply_joint_force, false, ""},
       {"ApplyLinkWrench", &systems::make_apply_link_wrench, false, ""},

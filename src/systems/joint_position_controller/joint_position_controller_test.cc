@@ -96,16 +96,8 @@ TEST(JointPositionController, GazeboJointPositionVelocityCommandWithMax) {
 // ωn = √(p/I) = 10 rad/s, ζ = d / (2√(pI)) = 0.3.
 TEST(JointPositionController, PdResponseIsTheOneItsGainsImply) {
   const double I = 0.1, p = 10, d = 0.6, target = 1.0;
-  LoadedWorld w(R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
-    <physics type="ode"><max_step_size>0.001</max_step_size></physics>
-    <gravity>0 0 0</gravity>
-    <model name="arm"><link name="rotor">
-      <inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
-    </link>
-    <joint name="j" type="revolute"><parent>world</parent><child>rotor</child>
-      <axis><xyz>0 0 1</xyz></axis></joint>)" +
-                jpc("j", "<p_gain>10</p_gain><i_gain>0</i_gain><d_gain>0.6</d_gain>") +
-                "</model></world></sdf>");
+  LoadedWorld w(testing::rotor_on_world(
+      jpc("j", "<p_gain>10</p_gain><i_gain>0</i_gain><d_gain>0.6</d_gain>")));
   const std::string j = "w::arm::j";
   w.step(1);
   command(w, j, target);

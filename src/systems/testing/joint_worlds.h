@@ -43,6 +43,21 @@ inline std::string gz_world(const std::string& models) {
          models + "</world></sdf>";
 }
 
+/// A world named `world` with 1 ms steps and no gravity: model "arm", a rotor link (1 kg,
+/// 0.1 kg·m² about each axis) on revolute joint "j" about z to the world, `plugin` inside the
+/// model.
+inline std::string rotor_on_world(const std::string& plugin, const std::string& world = "w") {
+  return R"(<?xml version="1.0"?><sdf version="1.9"><world name=")" + world + R"(">
+    <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+    <gravity>0 0 0</gravity>
+    <model name="arm"><link name="rotor">
+      <inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
+    </link>
+    <joint name="j" type="revolute"><parent>world</parent><child>rotor</child>
+      <axis><xyz>0 0 1</xyz></axis></joint>)" +
+         plugin + "</model></world></sdf>";
+}
+
 /// Runs `fn` in PreUpdate after every other system's PreUpdate (before Physics steps).
 class PreUpdateProbe final : public System, public ISystemPreUpdate {
  public:
