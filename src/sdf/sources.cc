@@ -205,6 +205,13 @@ void Sources::scan(const std::string& key, const std::string& display, const std
                           std::string("malformed XML: ") + doc.ErrorStr());
   }
   if (!doc.RootElement()) throw UnreadableWorld(display, "no XML element found");
+  if (std::string_view(doc.RootElement()->Name()) == "robot") {
+    throw UnreadableWorld(display + ":" + std::to_string(doc.RootElement()->GetLineNum()),
+                          "a URDF file (<robot>): Kestrel reads SDF only and does not convert "
+                          "URDF, because libsdformat 12's conversion drops elements without a "
+                          "word (<mimic> among them); convert it (ign sdf -p FILE) and check "
+                          "that the SDF keeps what the robot needs");
+  }
   if (std::string_view(doc.RootElement()->Name()) != "sdf") {
     throw UnreadableWorld(display + ":" + std::to_string(doc.RootElement()->GetLineNum()),
                           std::string("expected <sdf> as the root element, found <") +

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kestrel/components/camera.h"
+#include "kestrel/components/joint_mimic.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
@@ -486,6 +487,7 @@ ecs::Entity Walker::model(const ::sdf::Model& m, ecs::Entity parent, const Pose3
   }
   // Joints after links and nested models, so parent/child resolve to entities.
   for (uint64_t i = 0; i < m.JointCount(); ++i) joint(*m.JointByIndex(i), e, X_WM);
+  resolve_mimics(e);
   if (m.LinkCount() == 0 && m.ModelCount() == 0) {
     error(loc(el), e, "model '" + name + "' has no links");
   }
@@ -771,9 +773,137 @@ void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM)
   }
   data.thread_pitch = j.ThreadPitch();
   reg_.add<c::JointData>(e, data);
+  for (unsigned k = 0; k < 2; ++k) read_mimic(orig.get(), k, e);
   const Pose3d X_WJ = X_WM * X_MJ;
   // libsdformat 12 gives joint sensors no pose graph of their own: "" = the joint frame.
   for (uint64_t i = 0; i < j.SensorCount(); ++i) sensor(*j.SensorByIndex(i), e, X_WJ, "");
+}
+
+// ---- mimic constraints ---------------------------------------------------------------------
+
+namespace {
+// Joint types whose axes MuJoCo represents as hinge or slide joints.
+bool can_mimic(c::JointType t) {
+  return t == c::JointType::kRevolute || t == c::JointType::kContinuous ||
+         t == c::JointType::kPrismatic || t == c::JointType::kUniversal ||
+         t == c::JointType::kRevolute2;
+}
+}  // namespace
+
+void Walker::read_mimic(const Element* joint_xml, unsigned k, ecs::Entity joint) {
+  if (!joint_xml) return;
+  const char* axis_name = k == 0 ? "axis" : "axis2";
+  for (const auto& axis : joint_xml->children()) {
+    if (axis->name() != axis_name) continue;
+    for (const auto& m : axis->children()) {
+      if (m->name() != "mimic") continue;
+      // libsdformat 12 reports <mimic> as an unknown element: it is handled here.
+      reported_.insert(m->where() + ":mimic");
+      for (const auto& ch : m->children()) reported_.insert(ch->where() + ":" + ch->name());
+      const Loc l{m->file(), m->line()};
+      auto& jd = reg_.get<c::JointData>(joint);
+      if (!can_mimic(jd.type) || (k == 1 && !jd.axis2)) {
+        error(l, joint,
+              "<mimic>: only the axes of revolute, continuous, prismatic, universal "
+              "and revolute2 joints can follow another joint");
+        continue;
+      }
+      c::JointMimic mimic;
+      mimic.axis = k;
+      bool ok = true;
+      for (const auto& a : m->attribute_names()) {
+        if (a == "joint" || a == "axis") continue;
+        error(l, joint, "<mimic> has no attribute '" + a + "' (it has joint, axis)");
+        ok = false;
+      }
+      for (const auto& ch : m->children()) {
+        const std::string& n = ch->name();
+        const Loc cl{ch->file(), ch->line()};
+        double* value = n == "multiplier"  ? &mimic.multiplier
+                        : n == "offset"    ? &mimic.offset
+                        : n == "reference" ? &mimic.reference
+                                           : nullptr;
+        if (!value) {
+          error(cl, joint,
+                "<" + n +
+                    "> is not an element of <mimic> (it has <multiplier>, "
+                    "<offset>, <reference>)");
+          ok = false;
+          continue;
+        }
+        try {
+          *value = ch->value<double>();
+        } catch (const Error& err) {
+          error(cl, joint, bare(err));
+          ok = false;
+        }
+      }
+      if (!ok) continue;
+      if (!std::isfinite(mimic.multiplier) || !std::isfinite(mimic.offset) ||
+          !std::isfinite(mimic.reference)) {
+        error(l, joint, "<mimic>: multiplier, offset and reference must be finite numbers");
+        continue;
+      }
+      const auto leader = m->attribute("joint");
+      if (!leader || leader->empty()) {
+        error(l, joint, "<mimic> needs a joint attribute: the name of the leader joint");
+        continue;
+      }
+      mimics_.push_back({joint, mimic, *leader, m->attribute("axis").value_or("axis"), m});
+    }
+  }
+}
+
+void Walker::resolve_mimics(ecs::Entity model) {
+  std::vector<PendingMimic> rest;
+  for (auto& p : mimics_) {
+    if (reg_.parent(p.joint) != model) {
+      rest.push_back(std::move(p));
+      continue;
+    }
+    const Loc l{p.xml->file(), p.xml->line()};
+    // The leader by name in the follower's model, "nested::joint" in a nested model.
+    ecs::Entity at = model;
+    std::size_t start = 0;
+    while (at != ecs::kNullEntity) {
+      const auto sep = p.leader.find("::", start);
+      at = reg_.child_by_name(
+          at, p.leader.substr(start, sep == std::string::npos ? std::string::npos : sep - start));
+      if (sep == std::string::npos) break;
+      start = sep + 2;
+    }
+    const std::string what = "<mimic joint='" + p.leader + "'>";
+    if (at == ecs::kNullEntity || !reg_.has<c::Joint>(at)) {
+      std::string joints;
+      for (ecs::Entity ch : reg_.children(model)) {
+        if (reg_.has<c::Joint>(ch))
+          joints += (joints.empty() ? "" : ", ") + reg_.get<c::Name>(ch).value;
+      }
+      error(l, p.joint,
+            what + ": no joint '" + p.leader + "' in model '" + reg_.scoped_name(model) +
+                "' (joints: " + joints + ")");
+      continue;
+    }
+    const auto& leader = reg_.get<c::JointData>(at);
+    const unsigned axis = p.leader_axis == "axis" ? 0 : p.leader_axis == "axis2" ? 1 : 2;
+    if (axis == 2) {
+      error(l, p.joint, what + ": axis='" + p.leader_axis + "'; expected axis or axis2");
+    } else if (!can_mimic(leader.type) || (axis == 1 && !leader.axis2)) {
+      error(l, p.joint,
+            what + ": joint '" + p.leader + "' has no " + p.leader_axis +
+                " that a joint can follow (revolute, continuous, prismatic, "
+                "universal and revolute2 joints have)");
+    } else if (at == p.joint && axis == p.mimic.axis) {
+      error(l, p.joint, what + ": an axis cannot follow itself");
+    } else {
+      p.mimic.leader = at;
+      p.mimic.leader_axis = axis;
+      auto* mimics = reg_.try_get<c::JointMimics>(p.joint);
+      if (!mimics) mimics = &reg_.add<c::JointMimics>(p.joint);
+      mimics->data.push_back(p.mimic);
+    }
+  }
+  mimics_ = std::move(rest);
 }
 
 // ---- sensors and lights ----------------------------------------------------------------------

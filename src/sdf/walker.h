@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "kestrel/components/joint_mimic.h"
 #include "kestrel/components/model.h"
 #include "kestrel/ecs/registry.h"
 #include "kestrel/sdf/world_loader.h"
@@ -46,6 +47,11 @@ class Walker {
   void link(const ::sdf::Link& l, ecs::Entity model, const ignition::math::Pose3d& X_WM,
             bool is_static, bool model_wind);
   void joint(const ::sdf::Joint& j, ecs::Entity model, const ignition::math::Pose3d& X_WM);
+  /// Reads the SDF 1.11 `<mimic>` of the joint's axis `k` (libsdformat 12 does not know it)
+  /// from the original XML; its leader is resolved by resolve_mimics.
+  void read_mimic(const Element* joint_xml, unsigned k, ecs::Entity joint);
+  /// Resolves the leaders of the mimics read in `model`'s joints (after all of them exist).
+  void resolve_mimics(ecs::Entity model);
   void sensor(const ::sdf::Sensor& s, ecs::Entity parent, const ignition::math::Pose3d& X_WP,
               const std::string& relative_to);
   void light(const ::sdf::Light& l, ecs::Entity parent, const ignition::math::Pose3d& X_WP,
@@ -69,6 +75,13 @@ class Walker {
   const Sources& src_;
   WorldDescription& d_;
   std::set<std::string> reported_;
+  struct PendingMimic {
+    ecs::Entity joint;
+    components::JointMimic mimic;  // its leader still to resolve
+    std::string leader, leader_axis;
+    std::shared_ptr<const Element> xml;
+  };
+  std::vector<PendingMimic> mimics_;
 };
 
 }  // namespace kestrel::sdf::detail

@@ -144,6 +144,9 @@ TEST_F(CheckTest, UnusableInputExitsTwo) {
       {"type.sdf", "<sdf version='1.9'><world name='w'><gravity>down</gravity></world></sdf>",
        "type.sdf:1: cannot parse SDF: Unable to set value [down ] for key[gravity]"},
       {"no_sdf.sdf", "<world name='w'/>", "expected <sdf> as the root element, found <world>"},
+      {"robot.urdf",
+       "<robot name='r'><joint name='j' type='revolute'><mimic joint='k'/></joint></robot>",
+       "a URDF file (<robot>): Kestrel reads SDF only"},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(run(write(c.name, c.text)), 2) << c.name << ": " << out_.str() << err_.str();

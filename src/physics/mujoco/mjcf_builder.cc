@@ -7,10 +7,12 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <tuple>
 #include <unordered_set>
 
 #include "kestrel/components/detachable_joint.h"
+#include "kestrel/components/joint_mimic.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
 #include "mesh/mesh.h"
@@ -290,6 +292,7 @@ class Builder {
 
     emit_excludes(root);
     emit_welds(root);
+    emit_mimics(root);
 
     // MuJoCo's pyramidal friction cone softens the normal direction as μ grows: a body on a
     // plane with μ = 10 sinks 2.5 cm, with μ = 20 it falls through. A contact's μ is the
@@ -874,6 +877,39 @@ class Builder {
       weld->SetAttribute("solref", fmt::format("{} 1", num(2 * dt_)).c_str());
       constraint_rows_ += 6;
       out_.welds.push_back(std::move(rec));
+    }
+  }
+
+  // Mimic constraints (components::JointMimics): a joint equality each, the follower's position
+  // = c0 + c1 · the leader's with c1 = multiplier, c0 = offset − multiplier · reference (MuJoCo
+  // measures both from qpos0, which is 0 for every hinge and slide Kestrel emits), as stiff as
+  // the detachable welds. Only between axes this model simulates (a static model's joints are
+  // not emitted).
+  void emit_mimics(tinyxml2::XMLElement* root) {
+    std::map<ecs::Entity, const JointRecord*> emitted;
+    for (const auto& rec : out_.joints) emitted[rec.joint] = &rec;
+    for (const auto& rec : out_.joints) {
+      const auto* mimics = r_.try_get<c::JointMimics>(rec.joint);
+      if (!mimics) continue;
+      for (const c::JointMimic& m : mimics->data) {
+        const auto leader = emitted.find(m.leader);
+        if (m.axis >= rec.names.size() || leader == emitted.end() ||
+            leader->second->names.size() <= m.leader_axis) {
+          continue;
+        }
+        auto* equality = root->FirstChildElement("equality");
+        if (!equality) equality = root->InsertNewChildElement("equality");
+        auto* eq = equality->InsertNewChildElement("joint");
+        eq->SetAttribute("joint1", rec.names[m.axis].c_str());
+        eq->SetAttribute("joint2", leader->second->names[m.leader_axis].c_str());
+        eq->SetAttribute("polycoef",
+                         fmt::format("{} {} 0 0 0", num(m.offset - m.multiplier * m.reference),
+                                     num(m.multiplier))
+                             .c_str());
+        eq->SetAttribute("solref", fmt::format("{} 1", num(2 * dt_)).c_str());
+        eq->SetAttribute("solimp", "0.9999 0.9999 0.001 0.5 2");
+        constraint_rows_ += 1;
+      }
     }
   }
 
