@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,9 +16,12 @@
 #include <set>
 #include <unordered_map>
 
+#include "export/json_channels.h"
 #include "export/proto/foxglove/schemas.pb.h"
 #include "kestrel/components/camera.h"
 #include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/sensors.h"
 #include "mesh/mesh.h"
 
 namespace kestrel::exports {
@@ -126,15 +130,15 @@ const char* image_encoding(c::PixelFormat f) {
   return "";
 }
 
-std::string raw_image(const c::CameraReading& r) {
+std::string raw_image(const c::CameraReading& r, const c::Image& image) {
   fg::RawImage m;
   stamp(m.mutable_timestamp(), r.stamp);
   m.set_frame_id(r.frame_id);
-  m.set_width(r.image.width);
-  m.set_height(r.image.height);
-  m.set_encoding(image_encoding(r.image.format));
-  m.set_step(r.image.width * c::bytes_per_pixel(r.image.format));
-  m.set_data(r.image.data.data(), r.image.data.size());
+  m.set_width(image.width);
+  m.set_height(image.height);
+  m.set_encoding(image_encoding(image.format));
+  m.set_step(image.width * c::bytes_per_pixel(image.format));
+  m.set_data(image.data.data(), image.data.size());
   return m.SerializeAsString();
 }
 
@@ -154,6 +158,93 @@ std::string calibration(const c::CameraReading& r) {
     m.add_p(p);
   }
   return m.SerializeAsString();
+}
+
+
+// The lidar's ring nearest the horizontal (the only one of a single-ring lidar): a LaserScan is
+// planar, so a multi-ring lidar's scan is that ring; every ring is in its point cloud.
+std::uint32_t scan_ring(const c::LidarReading& r) {
+  std::uint32_t best = 0;
+  for (std::uint32_t j = 1; j < r.vertical_count; ++j) {
+    const double el = r.vertical_angle_min + j * r.vertical_angle_step;
+    const double el_best = r.vertical_angle_min + best * r.vertical_angle_step;
+    if (std::abs(el) < std::abs(el_best)) best = j;
+  }
+  return best;
+}
+
+std::string laser_scan(const c::LidarReading& r) {
+  fg::LaserScan m;
+  stamp(m.mutable_timestamp(), r.stamp);
+  m.set_frame_id(r.frame_id);
+  pose(Pose3d::Zero, m.mutable_pose());
+  m.set_start_angle(r.angle_min);
+  m.set_end_angle(r.angle_min + (r.count > 1 ? (r.count - 1) * r.angle_step : 0.0));
+  const std::size_t first = std::size_t(scan_ring(r)) * r.count;
+  if (first + r.count > r.ranges.size()) return m.SerializeAsString();
+  for (std::uint32_t i = 0; i < r.count; ++i) m.add_ranges(r.ranges[first + i]);
+  if (first + r.count <= r.intensities.size()) {
+    for (std::uint32_t i = 0; i < r.count; ++i) m.add_intensities(r.intensities[first + i]);
+  }
+  return m.SerializeAsString();
+}
+
+// A PointCloud of packed float32 fields (x, y, z, and intensity when `with_intensity`) in the
+// sensor frame; `point(i, v)` fills point i's fields and says whether it is a point (finite).
+template <class Point>
+std::string point_cloud(Duration t, const std::string& frame, std::size_t n, bool with_intensity,
+                        Point point) {
+  fg::PointCloud m;
+  stamp(m.mutable_timestamp(), t);
+  m.set_frame_id(frame);
+  pose(Pose3d::Zero, m.mutable_pose());
+  const int fields = with_intensity ? 4 : 3;
+  const char* names[] = {"x", "y", "z", "intensity"};
+  for (int f = 0; f < fields; ++f) {
+    auto* field = m.add_fields();
+    field->set_name(names[f]);
+    field->set_offset(4 * f);
+    field->set_type(fg::PackedElementField::FLOAT32);
+  }
+  const std::size_t stride = 4 * fields;
+  m.set_point_stride(static_cast<std::uint32_t>(stride));
+  std::string* data = m.mutable_data();
+  data->resize(n * stride);
+  std::size_t kept = 0;
+  float v[4] = {0, 0, 0, 0};
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!point(i, v)) continue;
+    std::memcpy(data->data() + kept * stride, v, stride);
+    ++kept;
+  }
+  data->resize(kept * stride);
+  return m.SerializeAsString();
+}
+
+// Every finite range along its ray: r (cos el cos az, cos el sin az, sin el), with intensity.
+std::string lidar_cloud(const c::LidarReading& r) {
+  const std::size_t n = std::min(std::size_t(r.count) * r.vertical_count, r.ranges.size());
+  return point_cloud(r.stamp, r.frame_id, n, true, [&](std::size_t k, float* v) {
+    const double range = r.ranges[k];
+    if (!std::isfinite(range)) return false;
+    const double el = r.vertical_angle_min + double(k / r.count) * r.vertical_angle_step;
+    const double az = r.angle_min + double(k % r.count) * r.angle_step;
+    v[0] = static_cast<float>(range * std::cos(el) * std::cos(az));
+    v[1] = static_cast<float>(range * std::cos(el) * std::sin(az));
+    v[2] = static_cast<float>(range * std::sin(el));
+    v[3] = k < r.intensities.size() ? static_cast<float>(r.intensities[k]) : 0.f;
+    return true;
+  });
+}
+
+// A depth or RGBD camera's points (the reading's, camera frame), the finite ones.
+std::string camera_cloud(const c::CameraReading& r) {
+  return point_cloud(r.stamp, r.frame_id, r.points.size() / 3, false, [&](std::size_t i, float* v) {
+    const float* p = &r.points[3 * i];
+    if (!std::isfinite(p[0]) || !std::isfinite(p[1]) || !std::isfinite(p[2])) return false;
+    std::memcpy(v, p, 12);
+    return true;
+  });
 }
 
 }  // namespace
@@ -179,13 +270,23 @@ struct ExportModel::Impl {
 
   Duration last_time{-1};
 
-  // cameras: the image and the calibration, sent when the reading's sequence moved
-  struct Sensor {
-    ecs::Entity entity = ecs::kNullEntity;
-    std::uint32_t data = 0, info = 0;          // channels (info: camera calibration, 0 if none)
-    std::uint64_t data_seq = 0, info_seq = 0;  // sequences last sent (0: none)
+  // A channel fed by a sensor's reading: a message when the reading's sequence moved.
+  struct Feed {
+    std::uint32_t channel = 0;  // 0: the sensor has no such topic
+    std::uint64_t seq = 0;      // the sequence last sent (0: none)
   };
-  std::vector<Sensor> sensors;
+  struct Camera {
+    ecs::Entity entity = ecs::kNullEntity;
+    Feed image, info;   // RawImage, CameraCalibration
+    Feed depth, points;  // RGBD cameras' depth RawImage; depth and RGBD cameras' PointCloud
+  };
+  struct Lidar {
+    ecs::Entity entity = ecs::kNullEntity;
+    Feed scan, points;  // LaserScan, PointCloud
+  };
+  std::vector<Camera> cameras;
+  std::vector<Lidar> lidars;
+  std::vector<detail::JsonFeed> json;  // the other sensors and the vehicles' state
 
   const std::string& name(const ecs::Registry& reg, ecs::Entity e) {
     auto it = names.find(e);
@@ -394,18 +495,33 @@ ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name) : imp
   // The sensor systems set the topics at configure; readings appear with the first sample.
   // Topics are absolute, as ignition-transport makes them ("cam/image" is "/cam/image").
   auto absolute = [](const std::string& t) { return t.starts_with("/") ? t : "/" + t; };
+  auto proto = [&](const std::string& topic, const google::protobuf::Descriptor* d) {
+    return add(absolute(topic), "protobuf", d->full_name(), "protobuf", descriptor_set(d), false);
+  };
   reg.each<c::CameraTopics>([&](ecs::Entity e, const c::CameraTopics& t) {
     if (t.image.empty()) return;
-    Impl::Sensor s;
-    s.entity = e;
-    s.data = add(absolute(t.image), "protobuf", "foxglove.RawImage", "protobuf",
-                 descriptor_set(fg::RawImage::descriptor()), false);
+    Impl::Camera cam;
+    cam.entity = e;
+    cam.image.channel = proto(t.image, fg::RawImage::descriptor());
     if (!t.camera_info.empty()) {
-      s.info = add(absolute(t.camera_info), "protobuf", "foxglove.CameraCalibration", "protobuf",
-                   descriptor_set(fg::CameraCalibration::descriptor()), false);
+      cam.info.channel = proto(t.camera_info, fg::CameraCalibration::descriptor());
     }
-    impl_->sensors.push_back(s);
+    if (!t.depth_image.empty()) cam.depth.channel = proto(t.depth_image, fg::RawImage::descriptor());
+    if (!t.points.empty()) cam.points.channel = proto(t.points, fg::PointCloud::descriptor());
+    impl_->cameras.push_back(cam);
   });
+  reg.each<c::LidarTopics>([&](ecs::Entity e, const c::LidarTopics& t) {
+    Impl::Lidar lidar;
+    lidar.entity = e;
+    if (!t.scan.empty()) lidar.scan.channel = proto(t.scan, fg::LaserScan::descriptor());
+    if (!t.points.empty()) lidar.points.channel = proto(t.points, fg::PointCloud::descriptor());
+    impl_->lidars.push_back(lidar);
+  });
+  impl_->json = detail::json_feeds(
+      reg, world_name,
+      [&](const std::string& topic, const std::string& schema_name, const std::string& schema) {
+        return add(topic, "json", schema_name, "jsonschema", schema, false);
+      });
   impl_->refresh_structure(reg);
 }
 
@@ -431,7 +547,12 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
   Impl& m = *impl_;
   // Time going back is a reset: the registry was restored, everything is sent again.
   if (ctx.sim_time < m.last_time) {
-    for (auto& s : m.sensors) s.data_seq = s.info_seq = 0;
+    for (auto& cam : m.cameras) cam.image.seq = cam.info.seq = cam.depth.seq = cam.points.seq = 0;
+    for (auto& lidar : m.lidars) lidar.scan.seq = lidar.points.seq = 0;
+    for (auto& f : m.json) {
+      f.seq = 0;
+      f.last.clear();
+    }
     m.epoch = ~0ull;
     m.scene_count = ~std::size_t{0};
     m.sent.clear();
@@ -456,17 +577,41 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     m.forced.insert(m.scene);
   }
   if (due(m.scene, false)) sink(Message(m.last_scene));
-  for (auto& s : m.sensors) {
-    const auto* r = reg.try_get<c::CameraReading>(s.entity);
+  // A sensor's channel: a message of its new reading, stamped with the sample's time.
+  auto feed = [&](Impl::Feed& f, std::uint64_t seq, Duration t, const auto& make) {
+    if (!f.channel || !due(f.channel, seq != f.seq)) return;
+    sink(Message{f.channel, t, make()});
+    f.seq = seq;
+  };
+  for (auto& cam : m.cameras) {
+    const auto* r = reg.try_get<c::CameraReading>(cam.entity);
     if (!r || r->sequence == 0) continue;
-    if (due(s.data, r->sequence != s.data_seq)) {
-      sink(Message{s.data, r->stamp, raw_image(*r)});
-      s.data_seq = r->sequence;
-    }
-    if (s.info && due(s.info, r->sequence != s.info_seq)) {
-      sink(Message{s.info, r->stamp, calibration(*r)});
-      s.info_seq = r->sequence;
-    }
+    feed(cam.image, r->sequence, r->stamp, [&] { return raw_image(*r, r->image); });
+    feed(cam.info, r->sequence, r->stamp, [&] { return calibration(*r); });
+    feed(cam.depth, r->sequence, r->stamp, [&] { return raw_image(*r, r->depth); });
+    feed(cam.points, r->sequence, r->stamp, [&] { return camera_cloud(*r); });
+  }
+  for (auto& lidar : m.lidars) {
+    const auto* r = reg.try_get<c::LidarReading>(lidar.entity);
+    if (!r || r->sequence == 0) continue;
+    feed(lidar.scan, r->sequence, r->stamp, [&] { return laser_scan(*r); });
+    feed(lidar.points, r->sequence, r->stamp, [&] { return lidar_cloud(*r); });
+  }
+  // Sensors: a message per new reading; state: when its text changed.
+  for (auto& f : m.json) {
+    if (!wanted(f.channel)) continue;
+    Duration t = ctx.sim_time;
+    const std::uint64_t seq = f.sequence ? f.sequence(reg, f.entity, t) : 0;
+    const bool forced = m.forced.count(f.channel) > 0;
+    if (f.sequence && (seq == 0 || (seq == f.seq && !forced))) continue;
+    nlohmann::json j = nlohmann::json::object();
+    if (!f.make(reg, f.entity, j)) continue;
+    std::string text = j.dump();
+    if (!f.sequence && text == f.last && !forced) continue;
+    m.forced.erase(f.channel);
+    f.seq = seq;
+    f.last = text;
+    sink(Message{f.channel, t, std::move(text)});
   }
   if (due(m.stats, true)) {
     nlohmann::json j = {{"sim_time", to_seconds(ctx.sim_time)},

@@ -7,12 +7,16 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "export/proto/foxglove/schemas.pb.h"
 #include "kestrel/components/camera.h"
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/sensors.h"
 #include "kestrel/world/setup.h"
 
 namespace kestrel::exports {
@@ -230,6 +234,219 @@ TEST(ExportSensors, CameraImageAndCalibrationEachNewFrame) {
   ASSERT_EQ(cal.p_size(), 12);
   EXPECT_NEAR(cal.k(0), 32 / std::tan(0.6), 1e-6);  // fx = (w/2) / tan(hfov/2)
   EXPECT_EQ(cal.distortion_model(), "plumb_bob");
+}
+
+
+// Reads the packed float32 fields of a foxglove.PointCloud: point i's field f.
+float cloud_value(const foxglove::PointCloud& pc, std::size_t i, int f) {
+  float v = 0;
+  std::memcpy(&v, pc.data().data() + i * pc.point_stride() + pc.fields(f).offset(), 4);
+  return v;
+}
+
+// test/worlds/viewer_sensors.sdf: a wall whose face is the plane x = 3, a three-ring lidar
+// (CpuLidar) and a depth camera (Sensors) at the origin, 10 Hz, facing it.
+TEST(ExportSensors, LidarScanAndPointCloudsOfAWallAtAKnownDistance) {
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(fs::path(KESTREL_SOURCE_DIR) / "test/worlds/viewer_sensors.sdf",
+                                runner);
+  runner.registry().set<components::RenderSettings>(runner.world(), {true, 1});
+  runner.configure();
+  ExportModel model(runner.registry(), "viewer_sensors");
+  // gz-sensors' topics: the scan on <topic>, its points on <topic>/points.
+  const Channel* scan = model.find("/scan");
+  const Channel* lidar_points = model.find("/scan/points");
+  const Channel* depth_points = model.find("/depth/points");
+  ASSERT_NE(scan, nullptr);
+  ASSERT_NE(lidar_points, nullptr);
+  ASSERT_NE(depth_points, nullptr);
+  EXPECT_EQ(scan->schema_name, "foxglove.LaserScan");
+  EXPECT_EQ(lidar_points->schema_name, "foxglove.PointCloud");
+  EXPECT_EQ(depth_points->schema_name, "foxglove.PointCloud");
+  google::protobuf::FileDescriptorSet set;
+  ASSERT_TRUE(set.ParseFromString(lidar_points->schema));
+  std::map<std::uint32_t, int> count;
+  std::map<std::uint32_t, std::string> last;
+  for (int i = 0; i < 250; ++i) {  // 1 ms steps
+    runner.step_once();
+    StepContext ctx;
+    ctx.sim_time = runner.info().sim_time;
+    model.step(
+        runner.registry(), ctx, [](std::uint32_t) { return true; },
+        [&](Message&& m) {
+          ++count[m.channel];
+          last[m.channel] = m.data;
+        });
+  }
+  // One message per scan (10 Hz over 0.25 s: 2 or 3), not per step.
+  for (const Channel* ch : {scan, lidar_points, depth_points}) {
+    EXPECT_GE(count[ch->id], 2) << ch->topic;
+    EXPECT_LE(count[ch->id], 3) << ch->topic;
+  }
+  // The scan: the horizontal ring (elevation 0 of -0.2, 0, 0.2); range = 3 / cos(bearing).
+  foxglove::LaserScan ls;
+  ASSERT_TRUE(ls.ParseFromString(last[scan->id]));
+  EXPECT_EQ(ls.frame_id(), "rig::link::lidar");
+  EXPECT_DOUBLE_EQ(ls.start_angle(), -0.5);
+  EXPECT_NEAR(ls.end_angle(), 0.5, 1e-12);
+  ASSERT_EQ(ls.ranges_size(), 11);
+  ASSERT_EQ(ls.intensities_size(), 11);
+  for (int i = 0; i < 11; ++i) {
+    const double az = -0.5 + 0.1 * i;
+    EXPECT_NEAR(ls.ranges(i), 3 / std::cos(az), 1e-4) << "ray " << i;
+  }
+  EXPECT_EQ(ls.timestamp().nanos() % 100'000'000, 0);  // the sample's time, a scan's
+  // The lidar's points: every ray of the three rings hits the wall, so 33 points on x = 3, at
+  // the bearing and elevation of their ray.
+  foxglove::PointCloud pc;
+  ASSERT_TRUE(pc.ParseFromString(last[lidar_points->id]));
+  EXPECT_EQ(pc.frame_id(), "rig::link::lidar");
+  ASSERT_EQ(pc.fields_size(), 4);
+  EXPECT_EQ(pc.fields(3).name(), "intensity");
+  EXPECT_EQ(pc.point_stride(), 16u);
+  for (int f = 0; f < 4; ++f) {
+    EXPECT_EQ(pc.fields(f).type(), foxglove::PackedElementField::FLOAT32);
+    EXPECT_EQ(pc.fields(f).offset(), 4u * f);
+  }
+  ASSERT_EQ(pc.data().size(), 33u * 16);
+  for (std::size_t k = 0; k < 33; ++k) {
+    const double az = -0.5 + 0.1 * (k % 11), el = -0.2 + 0.2 * (k / 11);
+    EXPECT_NEAR(cloud_value(pc, k, 0), 3, 1e-4) << "point " << k;
+    EXPECT_NEAR(cloud_value(pc, k, 1), 3 * std::tan(az), 1e-4) << "point " << k;
+    EXPECT_NEAR(cloud_value(pc, k, 2), 3 / std::cos(az) * std::tan(el), 1e-4) << "point " << k;
+  }
+  // The depth camera's points: one per pixel, all on the wall (x = depth = 3), x y z only.
+  ASSERT_TRUE(pc.ParseFromString(last[depth_points->id]));
+  ASSERT_EQ(pc.fields_size(), 3);
+  EXPECT_EQ(pc.point_stride(), 12u);
+  ASSERT_EQ(pc.data().size(), 16u * 12 * 12);
+  double y_min = 1e9, y_max = -1e9;
+  for (std::size_t k = 0; k < 16 * 12; ++k) {
+    EXPECT_NEAR(cloud_value(pc, k, 0), 3, 1e-4) << "point " << k;
+    y_min = std::min<double>(y_min, cloud_value(pc, k, 1));
+    y_max = std::max<double>(y_max, cloud_value(pc, k, 1));
+  }
+  // The pixel centres span the field of view: |y| up to 3 tan(0.4) (15/16 of it at the centres).
+  EXPECT_NEAR(y_max, 3 * std::tan(0.4) * 15 / 16, 0.02);
+  EXPECT_NEAR(y_min, -y_max, 1e-4);
+}
+
+// The X3 demo flies for 3 s with a GNSS loss commanded at 1 s: each JSON channel's last message
+// equals its component, and the values move as the world flies.
+TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(fs::path(KESTREL_SOURCE_DIR) / "worlds/x3_mission.sdf", runner);
+  runner.configure();
+  ExportModel model(runner.registry(), "x3_mission");
+  auto& reg = runner.registry();
+  const std::string base = "/world/x3_mission/model/x3/link/base_link/sensor/";
+  auto entity = [&](const std::string& scoped) {
+    ecs::Entity found = ecs::kNullEntity;
+    reg.each<components::Sensor>([&](ecs::Entity e, const components::Sensor&) {
+      if (reg.scoped_name(e) == scoped) found = e;
+    });
+    return found;
+  };
+  const ecs::Entity x3 = reg.child_by_name(runner.world(), "x3");
+  std::map<std::string, std::string> schema;
+  for (const auto& ch : model.channels()) schema[ch.topic] = ch.schema_name;
+  // The topics (every sensor's SensorTopic, the model's Gazebo topics) and their schemas.
+  const std::string imu = reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::imu_sensor")).topic;
+  const std::string navsat = reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::navsat")).topic;
+  const std::string battery = reg.get<components::BatteryTopic>(x3).topic;
+  const std::string mission = reg.get<components::MissionStateTopic>(x3).topic;
+  const std::string rotors = reg.get<components::RotorVelocityTopic>(x3).topic;
+  const std::string commands = reg.get<components::ActuatorCommandTopic>(x3).topic;
+  EXPECT_EQ(schema[imu], "kestrel.Imu");
+  EXPECT_EQ(schema[navsat], "kestrel.NavSat");
+  EXPECT_EQ(schema[reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::magnetometer")).topic], "kestrel.Magnetometer");
+  EXPECT_EQ(schema[reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::air_pressure")).topic], "kestrel.FluidPressure");
+  EXPECT_EQ(schema[battery], "kestrel.Battery");
+  EXPECT_EQ(schema[mission], "kestrel.Mission");
+  EXPECT_EQ(schema[rotors], "kestrel.Actuators");
+  EXPECT_EQ(schema[commands], "kestrel.Actuators");
+  EXPECT_EQ(schema["/world/x3_mission/faults"], "kestrel.Faults");
+  for (const auto& ch : model.channels()) {
+    if (ch.encoding == "json") {
+      EXPECT_TRUE(nlohmann::json::parse(ch.schema).is_object()) << ch.topic;
+    }
+  }
+  std::map<std::string, std::vector<nlohmann::json>> got;
+  std::uint64_t imu_messages = 0, imu_seq0 = 0;
+  const ecs::Entity imu_e = entity("x3_mission::x3::base_link::imu_sensor");
+  for (int i = 0; i < 3000; ++i) {
+    if (i == 1000) {
+      reg.set<components::FaultCommand>(runner.world(),
+          {R"(<fault type="gnss_loss" model="x3" duration="1"/>)", "test"});
+    }
+    runner.step_once();
+    if (i == 0) imu_seq0 = reg.get<components::ImuReading>(imu_e).sequence;
+    StepContext ctx;
+    ctx.sim_time = runner.info().sim_time;
+    model.step(
+        reg, ctx, [](std::uint32_t) { return true; },
+        [&](Message&& m) {
+          const auto& ch = model.channels()[m.channel - 1];
+          if (ch.encoding != "json" || ch.schema_name == "kestrel.Stats" ||
+              ch.schema_name == "kestrel.Clock") {
+            return;
+          }
+          if (ch.topic == imu) ++imu_messages;
+          got[ch.topic].push_back(nlohmann::json::parse(m.data));
+        });
+  }
+  // One IMU message per sample.
+  EXPECT_EQ(imu_messages,
+            reg.get<components::ImuReading>(imu_e).sequence - (imu_seq0 ? imu_seq0 - 1 : 0));
+  const auto& ir = reg.get<components::ImuReading>(imu_e);
+  const auto& ij = got[imu].back();
+  EXPECT_EQ(ij["linear_acceleration"]["z"].get<double>(), ir.linear_acceleration.Z());
+  EXPECT_EQ(ij["angular_velocity"]["x"].get<double>(), ir.angular_velocity.X());
+  EXPECT_EQ(ij["orientation"]["w"].get<double>(), ir.orientation.W());
+  // The climb: GNSS altitude grows; the fault's second without a fix is null.
+  const auto& nr = reg.get<components::NavSatReading>(entity("x3_mission::x3::base_link::navsat"));
+  EXPECT_EQ(got[navsat].back()["altitude"].get<double>(), nr.altitude);
+  EXPECT_GT(nr.altitude, got[navsat].front()["altitude"].get<double>() + 1);
+  int no_fix = 0;
+  for (const auto& j : got[navsat]) {
+    if (!j["fix"].get<bool>()) {
+      ++no_fix;
+      EXPECT_TRUE(j["altitude"].is_null());
+    }
+  }
+  EXPECT_GT(no_fix, 0);
+  // The battery drains: charge falls, the last message is the component.
+  const auto& b = reg.get<components::Battery>(x3);
+  EXPECT_EQ(got[battery].back()["charge"].get<double>(), b.charge);
+  EXPECT_EQ(got[battery].back()["percentage"].get<double>(), b.percentage);
+  EXPECT_EQ(got[battery].back()["voltage"].get<double>(), b.voltage);
+  EXPECT_LT(b.charge, got[battery].front()["charge"].get<double>());
+  // The mission: taking off (or on to its first waypoint), target and distance as the component.
+  const auto& ms = reg.get<components::MissionState>(x3);
+  EXPECT_EQ(got[mission].back()["phase"], components::mission_phase_name(ms.phase));
+  EXPECT_EQ(got[mission].back()["distance"].get<double>(), ms.distance);
+  EXPECT_EQ(got[mission].back()["waypoint_count"].get<int>(), ms.waypoint_count);
+  EXPECT_GT(got[mission].size(), 100u);  // the distance changes as it climbs
+  EXPECT_NE(ms.phase, components::MissionPhase::kIdle);
+  // Rotor speeds and commands: four, as the components.
+  const auto& rv = reg.get<components::RotorVelocities>(x3);
+  ASSERT_EQ(got[rotors].back()["velocity"].size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(got[rotors].back()["velocity"][k].get<double>(), rv.velocity[k]);
+    EXPECT_EQ(got[commands].back()["velocity"][k].get<double>(),
+              reg.get<components::ActuatorCommands>(x3).velocity[k]);
+  }
+  EXPECT_GT(rv.velocity[0], 100);
+  // Faults: none, the GNSS loss at 1 s, its end at 2 s.
+  const auto& faults = got["/world/x3_mission/faults"];
+  const auto& log = reg.get<components::FaultLog>(runner.world()).events;
+  ASSERT_EQ(faults.size(), 3u);
+  ASSERT_EQ(log.size(), 2u);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(faults[k]["count"], k);
+  EXPECT_EQ(faults[2]["events"][0]["description"].get<std::string>(), log[0].description);
+  EXPECT_EQ(faults[2]["events"][1]["description"].get<std::string>(), log[1].description);
+  EXPECT_NEAR(faults[2]["events"][0]["time"].get<double>(), 1.0, 0.0015);
+  EXPECT_TRUE(log[1].description.starts_with("end of "));
 }
 
 }  // namespace

@@ -62,7 +62,14 @@ async function main() {
   if (checks.failed) throw new Error('channels missing');
   const FrameTransforms = protobufType(tf), SceneUpdate = protobufType(scene);
 
-  for (const ch of [tf, scene, stats, clock]) subs.set(client.subscribe(ch.id), ch);
+  // The vehicle's state and sensors as JSON channels (the battery, the IMU) on Gazebo's topics.
+  const battery = got.channels.find((c) => c.schemaName === 'kestrel.Battery');
+  const imu = got.channels.find((c) => c.schemaName === 'kestrel.Imu');
+  checks.expect(battery && battery.topic === '/model/x3/battery/main/state' && battery.encoding === 'json' &&
+                JSON.parse(battery.schema).properties.percentage, `the battery's JSON channel (${battery && battery.topic})`);
+  checks.expect(imu && /\/sensor\/imu_sensor\/imu$/.test(imu.topic), `the IMU's JSON channel (${imu && imu.topic})`);
+  if (checks.failed) throw new Error('channels missing');
+  for (const ch of [tf, scene, stats, clock, battery, imu]) subs.set(client.subscribe(ch.id), ch);
   const msgs = (topic) => got.byChannel.get(topic) || [];
   const lastJson = (topic) => JSON.parse(msgs(topic)[msgs(topic).length - 1].data.toString());
   const x3z = () => {
@@ -101,6 +108,12 @@ async function main() {
   const stampNs = BigInt(String(ts.seconds || 0)) * 1000000000n + BigInt(ts.nanos || 0);
   checks.expect(stampNs === l.t, `message timestamp = the transform's stamp = sim time (${stampNs} vs ${l.t})`);
   checks.expect(got.times.length > 0, 'time messages arrive');
+  const b = lastJson(battery.topic), b0 = JSON.parse(msgs(battery.topic)[0].data.toString());
+  checks.expect(b.percentage > 0 && b.percentage < b0.percentage && b.charge < b0.charge && b.voltage > 10,
+                `the battery drains as the X3 climbs (${b0.percentage} -> ${b.percentage}, ${b.voltage} V)`);
+  const a = lastJson(imu.topic);
+  checks.expect(Number.isFinite(a.linear_acceleration.z) && a.linear_acceleration.z > 5,
+                `the IMU's specific force holds the X3 up (${a.linear_acceleration.z} m/s²)`);
 
   // World control through the services.
   const service = (name) => got.services.find((s) => s.name === `/world/x3_mission/control/${name}`);

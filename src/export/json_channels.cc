@@ -1,0 +1,293 @@
+// The JSON channels of sensors and vehicle state (json_channels.h): field names as the Gazebo
+// message of the same topic has them, SI units, vectors as {x, y, z} in the frame the
+// component states.
+#include "export/json_channels.h"
+
+#include <cmath>
+
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/sensors.h"
+#include "kestrel/components/world.h"
+
+namespace kestrel::exports::detail {
+namespace {
+
+namespace c = kestrel::components;
+using json = nlohmann::json;
+using ignition::math::Quaterniond;
+using ignition::math::Vector3d;
+
+json vec(const Vector3d& v) { return {{"x", v.X()}, {"y", v.Y()}, {"z", v.Z()}}; }
+json quat(const Quaterniond& q) { return {{"x", q.X()}, {"y", q.Y()}, {"z", q.Z()}, {"w", q.W()}}; }
+
+// JSON Schema pieces.
+json number(const std::string& description) {
+  return {{"type", "number"}, {"description", description}};
+}
+json integer(const std::string& description) {
+  return {{"type", "integer"}, {"description", description}};
+}
+json vec_schema(const std::string& description) {
+  return {{"type", "object"},
+          {"description", description},
+          {"properties",
+           {{"x", {{"type", "number"}}}, {"y", {{"type", "number"}}}, {"z", {{"type", "number"}}}}}};
+}
+std::string schema(const std::string& title, const std::string& description, json properties) {
+  return json{{"title", title},
+              {"description", description},
+              {"type", "object"},
+              {"properties", std::move(properties)}}
+      .dump(2);
+}
+
+std::string absolute(const std::string& t) { return t.starts_with("/") ? t : "/" + t; }
+
+// A sensor's feed: a message per new reading (its sequence moved), stamped with the sample's
+// time.
+template <class R, class Fill>
+JsonFeed sensor_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
+  JsonFeed f;
+  f.channel = channel;
+  f.entity = e;
+  f.sequence = [](const ecs::Registry& reg, ecs::Entity e, Duration& t) -> std::uint64_t {
+    const R* r = reg.try_get<R>(e);
+    if (!r) return 0;
+    t = r->stamp;
+    return r->sequence;
+  };
+  f.make = [fill](const ecs::Registry& reg, ecs::Entity e, json& j) {
+    const R* r = reg.try_get<R>(e);
+    if (!r) return false;
+    fill(*r, j);
+    return true;
+  };
+  return f;
+}
+
+// A state component's feed: a message when its text changed.
+template <class C, class Fill>
+JsonFeed state_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
+  JsonFeed f;
+  f.channel = channel;
+  f.entity = e;
+  f.make = [fill](const ecs::Registry& reg, ecs::Entity e, json& j) {
+    const C* x = reg.try_get<C>(e);
+    if (!x) return false;
+    fill(*x, j);
+    return true;
+  };
+  return f;
+}
+
+json velocity_array(const std::vector<double>& v) { return json(v); }
+
+}  // namespace
+
+std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& world_name,
+                                 const AddJsonChannel& add) {
+  std::vector<JsonFeed> feeds;
+  const std::string imu_schema = schema(
+      "kestrel.Imu", "IMU sample (sensor frame, noise included)",
+      {{"orientation",
+        {{"type", "object"},
+         {"description", "orientation in the reference frame (ENU default); absent when disabled"},
+         {"properties",
+          {{"x", {{"type", "number"}}},
+           {"y", {{"type", "number"}}},
+           {"z", {{"type", "number"}}},
+           {"w", {{"type", "number"}}}}}}},
+       {"angular_velocity", vec_schema("angular velocity [rad/s]")},
+       {"linear_acceleration", vec_schema("specific force [m/s²]; (0, 0, +g) at rest and level")}});
+  reg.each<c::Sensor, c::SensorTopic>([&](ecs::Entity e, const c::Sensor& s,
+                                          const c::SensorTopic& t) {
+    const std::string topic = absolute(t.topic);
+    if (s.type == "imu") {
+      feeds.push_back(sensor_feed<c::ImuReading>(
+          e, add(topic, "kestrel.Imu", imu_schema), [](const c::ImuReading& r, json& j) {
+            if (r.has_orientation) j["orientation"] = quat(r.orientation);
+            j["angular_velocity"] = vec(r.angular_velocity);
+            j["linear_acceleration"] = vec(r.linear_acceleration);
+          }));
+    } else if (s.type == "magnetometer") {
+      feeds.push_back(sensor_feed<c::MagnetometerReading>(
+          e,
+          add(topic, "kestrel.Magnetometer",
+              schema("kestrel.Magnetometer", "Magnetometer sample",
+                     {{"field_tesla", vec_schema("flux density, sensor frame [T]")}})),
+          [](const c::MagnetometerReading& r, json& j) { j["field_tesla"] = vec(r.field); }));
+    } else if (s.type == "air_pressure") {
+      feeds.push_back(sensor_feed<c::AirPressureReading>(
+          e,
+          add(topic, "kestrel.FluidPressure",
+              schema("kestrel.FluidPressure", "Barometer sample",
+                     {{"pressure", number("static pressure [Pa]")},
+                      {"variance", number("noise variance [Pa²]")}})),
+          [](const c::AirPressureReading& r, json& j) {
+            j["pressure"] = r.pressure;
+            j["variance"] = r.variance;
+          }));
+    } else if (s.type == "altimeter") {
+      feeds.push_back(sensor_feed<c::AltimeterReading>(
+          e,
+          add(topic, "kestrel.Altimeter",
+              schema("kestrel.Altimeter", "Altimeter sample",
+                     {{"vertical_position", number("height above the start [m]")},
+                      {"vertical_velocity", number("up velocity [m/s]")},
+                      {"vertical_reference", number("world z at the start [m]")}})),
+          [](const c::AltimeterReading& r, json& j) {
+            j["vertical_position"] = r.vertical_position;
+            j["vertical_velocity"] = r.vertical_velocity;
+            j["vertical_reference"] = r.vertical_reference;
+          }));
+    } else if (s.type == "navsat" || s.type == "gps") {
+      // Without a fix (an injected GNSS loss) the position is NaN: null in JSON.
+      feeds.push_back(sensor_feed<c::NavSatReading>(
+          e,
+          add(topic, "kestrel.NavSat",
+              schema("kestrel.NavSat", "GNSS sample (null position and velocity without a fix)",
+                     {{"fix", {{"type", "boolean"}}},
+                      {"latitude_deg", number("WGS84 latitude [deg]")},
+                      {"longitude_deg", number("WGS84 longitude [deg]")},
+                      {"altitude", number("height above the ellipsoid [m]")},
+                      {"velocity_east", number("[m/s]")},
+                      {"velocity_north", number("[m/s]")},
+                      {"velocity_up", number("[m/s]")}})),
+          [](const c::NavSatReading& r, json& j) {
+            j["fix"] = r.fix;
+            j["latitude_deg"] = r.latitude_deg;
+            j["longitude_deg"] = r.longitude_deg;
+            j["altitude"] = r.altitude;
+            j["velocity_east"] = r.velocity_enu.X();
+            j["velocity_north"] = r.velocity_enu.Y();
+            j["velocity_up"] = r.velocity_enu.Z();
+          }));
+    } else if (s.type == "air_speed") {
+      feeds.push_back(sensor_feed<c::AirSpeedReading>(
+          e,
+          add(topic, "kestrel.AirSpeed",
+              schema("kestrel.AirSpeed", "Pitot-static sample",
+                     {{"diff_pressure", number("dynamic pressure [Pa], negative from behind")},
+                      {"temperature", number("static air temperature [K]")},
+                      {"density", number("air density [kg/m³]")}})),
+          [](const c::AirSpeedReading& r, json& j) {
+            j["diff_pressure"] = r.diff_pressure;
+            j["temperature"] = r.temperature;
+            j["density"] = r.density;
+          }));
+    } else if (s.type == "force_torque") {
+      feeds.push_back(sensor_feed<c::ForceTorqueReading>(
+          e,
+          add(topic, "kestrel.Wrench",
+              schema("kestrel.Wrench", "Force-torque sample in the sensor's <frame>",
+                     {{"force", vec_schema("[N]")}, {"torque", vec_schema("about the joint [N·m]")}})),
+          [](const c::ForceTorqueReading& r, json& j) {
+            j["force"] = vec(r.force);
+            j["torque"] = vec(r.torque);
+          }));
+    }
+  });
+
+  const std::string actuators_schema =
+      schema("kestrel.Actuators", "Rotor speeds by actuator_number",
+             {{"velocity", {{"type", "array"}, {"items", {{"type", "number"}}},
+                            {"description", "[rad/s]"}}}});
+  reg.each<c::Model>([&](ecs::Entity e, const c::Model&) {
+    if (const auto* t = reg.try_get<c::BatteryTopic>(e); t && !t->topic.empty()) {
+      feeds.push_back(state_feed<c::Battery>(
+          e,
+          add(absolute(t->topic), "kestrel.Battery",
+              schema("kestrel.Battery", "LinearBattery state",
+                     {{"voltage", number("terminal voltage [V]")},
+                      {"open_circuit_voltage", number("[V]")},
+                      {"current", number("drawn [A], > 0 discharging")},
+                      {"charge", number("remaining [A·h]")},
+                      {"capacity", number("[A·h]")},
+                      {"percentage", number("charge / capacity, 0..1")},
+                      {"power", number("drawn in the last step [W]")},
+                      {"energy_used", number("since the start [J]")},
+                      {"empty", {{"type", "boolean"}}},
+                      {"draining", {{"type", "boolean"}}},
+                      {"charging", {{"type", "boolean"}}}})),
+          [](const c::Battery& b, json& j) {
+            j = {{"voltage", b.voltage},
+                 {"open_circuit_voltage", b.open_circuit_voltage},
+                 {"current", b.current},
+                 {"charge", b.charge},
+                 {"capacity", b.capacity},
+                 {"percentage", b.percentage},
+                 {"power", b.power},
+                 {"energy_used", b.energy_used},
+                 {"empty", b.empty},
+                 {"draining", b.draining},
+                 {"charging", b.charging}};
+          }));
+    }
+    if (const auto* t = reg.try_get<c::MissionStateTopic>(e); t && !t->topic.empty()) {
+      feeds.push_back(state_feed<c::MissionState>(
+          e,
+          add(absolute(t->topic), "kestrel.Mission",
+              schema("kestrel.Mission", "MulticopterMission progress",
+                     {{"phase", {{"type", "string"},
+                                 {"description",
+                                  "idle, takeoff, waypoint, hold, land, completed, failed"}}},
+                      {"item", integer("current mission item (-1 before the start)")},
+                      {"waypoint", integer("current waypoint (-1 before the first)")},
+                      {"waypoint_count", integer("waypoints in the mission")},
+                      {"target", vec_schema("current target, world ENU [m]")},
+                      {"distance", number("base link to the target [m]")},
+                      {"tracking_error", number("off the current leg, horizontal [m]")},
+                      {"max_tracking_error", number("over the legs so far [m]")},
+                      {"flight_time", number("since take-off [s]")},
+                      {"reason", {{"type", "string"}, {"description", "why it failed"}}}})),
+          [](const c::MissionState& s, json& j) {
+            j = {{"phase", c::mission_phase_name(s.phase)},
+                 {"item", s.item},
+                 {"waypoint", s.waypoint},
+                 {"waypoint_count", s.waypoint_count},
+                 {"target", vec(s.target)},
+                 {"distance", s.distance},
+                 {"tracking_error", s.tracking_error},
+                 {"max_tracking_error", s.max_tracking_error},
+                 {"flight_time", s.flight_time},
+                 {"reason", s.reason}};
+          }));
+    }
+    if (const auto* t = reg.try_get<c::RotorVelocityTopic>(e); t && !t->topic.empty()) {
+      feeds.push_back(state_feed<c::RotorVelocities>(
+          e, add(absolute(t->topic), "kestrel.Actuators", actuators_schema),
+          [](const c::RotorVelocities& v, json& j) { j["velocity"] = velocity_array(v.velocity); }));
+    }
+    if (const auto* t = reg.try_get<c::ActuatorCommandTopic>(e); t && !t->topic.empty()) {
+      feeds.push_back(state_feed<c::ActuatorCommands>(
+          e, add(absolute(t->topic), "kestrel.Actuators", actuators_schema),
+          [](const c::ActuatorCommands& v, json& j) { j["velocity"] = velocity_array(v.velocity); }));
+    }
+  });
+
+  reg.each<c::World, c::FaultLog>([&](ecs::Entity e, const c::World&, const c::FaultLog&) {
+    const std::string topic = "/world/" + world_name + "/faults";
+    feeds.push_back(state_feed<c::FaultLog>(
+        e,
+        add(topic, "kestrel.Faults",
+            schema("kestrel.Faults", "Faults FaultInjection applied so far",
+                   {{"count", integer("faults applied")},
+                    {"events", {{"type", "array"},
+                                {"items",
+                                 {{"type", "object"},
+                                  {"properties",
+                                   {{"time", number("sim time applied [s]")},
+                                    {"description", {{"type", "string"}}}}}}}}}})),
+        [](const c::FaultLog& log, json& j) {
+          j["count"] = log.events.size();
+          j["events"] = json::array();
+          for (const auto& ev : log.events) {
+            j["events"].push_back({{"time", to_seconds(ev.time)}, {"description", ev.description}});
+          }
+        }));
+  });
+  return feeds;
+}
+
+}  // namespace kestrel::exports::detail

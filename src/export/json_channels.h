@@ -1,0 +1,42 @@
+#pragma once
+// The export model's JSON channels of sensors and vehicle state (src/export/README.md,
+// "Channels"): one per IMU, magnetometer, air pressure, altimeter, navsat, air speed and
+// force/torque sensor on its SensorTopic, and per model its battery, mission, rotor speeds and
+// actuator commands on their Gazebo topics; the world's applied faults. Each a JSON object with
+// a JSON Schema, which Foxglove's Plot panel reads by field path (`/imu.linear_acceleration.z`).
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "kestrel/core/time.h"
+#include "kestrel/ecs/registry.h"
+
+namespace kestrel::exports::detail {
+
+/// A JSON channel fed by one component of one entity.
+struct JsonFeed {
+  std::uint32_t channel = 0;
+  ecs::Entity entity = ecs::kNullEntity;
+  /// Sensors: the reading's sequence (0: none yet) and its stamp. Empty for state components,
+  /// whose message is sent when its text differs from the last one sent.
+  std::function<std::uint64_t(const ecs::Registry&, ecs::Entity, Duration&)> sequence;
+  /// Writes the message; false when the entity has no such component (now).
+  std::function<bool(const ecs::Registry&, ecs::Entity, nlohmann::json&)> make;
+  std::uint64_t seq = 0;  ///< sensors: the sequence last sent (0: none)
+  std::string last;       ///< state: the text last sent (empty: none)
+};
+
+/// Makes a channel: (topic, schema name, JSON Schema text) → its id.
+using AddJsonChannel =
+    std::function<std::uint32_t(const std::string&, const std::string&, const std::string&)>;
+
+/// The JSON feeds of the sensors and state the registry holds (after configure), their channels
+/// made with `add` in a fixed order (sensors, then models, then the world's faults on
+/// `/world/<world_name>/faults`).
+std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& world_name,
+                                 const AddJsonChannel& add);
+
+}  // namespace kestrel::exports::detail
