@@ -63,4 +63,51 @@ function runTest(main, checks) {
   });
 }
 
-module.exports = { startViewer, waitFor, protobufType, stop, runTest };
+// Debian's chromium headless with WebGL on SwiftShader, a fresh profile, no network, driven by
+// puppeteer-core; resolves with { browser, close() } (close also removes the profile), or null
+// when puppeteer-core or chromium is missing (the caller skips).
+async function launchChromium() {
+  const fs = require('fs');
+  const os = require('os');
+  const path = require('path');
+  let puppeteer;
+  try {
+    puppeteer = require('puppeteer-core');
+  } catch (e) {
+    console.log(`skipped: puppeteer-core is missing (scripts/install-deps): ${e.message}`);
+    return null;
+  }
+  const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+  if (!chromium) {
+    console.log('skipped: Debian\'s chromium is not installed (scripts/install-deps)');
+    return null;
+  }
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kestrel-chromium-'));
+  const browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    userDataDir: profile,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync',
+           `--user-data-dir=${profile}`,
+           // WebGL without a GPU: Chromium's software renderer
+           '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+    defaultViewport: { width: 1280, height: 720 },
+  });
+  const close = async () => {
+    await browser.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  };
+  return { browser, close };
+}
+
+// A new page of the browser that collects its errors (page errors and console errors).
+async function pageWithErrors(browser) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  return { page, errors };
+}
+
+module.exports = { startViewer, waitFor, protobufType, stop, runTest, launchChromium, pageWithErrors };

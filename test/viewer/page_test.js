@@ -7,22 +7,9 @@
 // Usage: node page_test.js KESTREL SOURCE_DIR [SCREENSHOT.png]
 'use strict';
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
-let puppeteer;
-try {
-  puppeteer = require('puppeteer-core');
-} catch (e) {
-  console.log(`skipped: puppeteer-core is missing (scripts/install-deps): ${e.message}`);
-  process.exit(77);
-}
-const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
-if (!chromium) {
-  console.log('skipped: Debian\'s chromium is not installed (scripts/install-deps)');
-  process.exit(77);
-}
 const { Checks } = require('../sitl/common.js');
-const { startViewer, stop, runTest } = require('./common.js');
+const { startViewer, stop, runTest, launchChromium, pageWithErrors } = require('./common.js');
 
 const [kestrel, source, shot] = process.argv.slice(2);
 const checks = new Checks();
@@ -50,25 +37,12 @@ function median(p, x0, y0, half) {
   return [0, 1, 2].map((k) => cs.map((c) => c[k]).sort((a, b) => a - b)[cs.length >> 1]);
 }
 async function main() {
+  const chrome = await launchChromium();
+  if (!chrome) process.exit(77);
   const k = startViewer(kestrel, path.join(source, 'worlds/x3_mission.sdf'), ['--no-transport', '--rtf', '1']);
   const port = await k.port;
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kestrel-chromium-'));
-  const browser = await puppeteer.launch({
-    executablePath: chromium,
-    headless: true,
-    userDataDir: profile,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync',
-           `--user-data-dir=${profile}`,
-           // WebGL without a GPU: Chromium's software renderer
-           '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-    defaultViewport: { width: 1280, height: 720 },
-  });
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    const { page, errors } = await pageWithErrors(chrome.browser);
     await page.goto(`http://127.0.0.1:${port}/`, { waitUntil: 'load', timeout: 30000 });
     await page.waitForFunction(() => window.kestrel && kestrel.connected && kestrel.sceneUpdates >= 1 &&
                                  kestrel.follow && kestrel.series['plot-alt'].t.length > 5 && kestrel.rendered > 10,
@@ -131,10 +105,14 @@ async function main() {
     const plot2 = await (await page.$('#plot-alt canvas')).screenshot();
     checks.expect(Buffer.compare(Buffer.from(plot1), Buffer.from(plot2)) !== 0, 'the altitude plot is redrawn with it');
 
+    // The battery plot: the X3's battery percentage, falling as it flies.
+    const bat = await page.evaluate(() => { const s = kestrel.series['plot-battery']; return { n: s.y.length, first: s.y[0], last: s.y[s.y.length - 1], shown: !document.getElementById('plot-battery').hidden }; });
+    checks.expect(bat.shown && bat.n > 5 && bat.last < bat.first && bat.first <= 100,
+                  `the battery plot shows the charge falling (${bat.n} points, ${bat.first} -> ${bat.last} %)`);
+
     checks.expect(errors.length === 0, `no errors on the page (${errors.join(' | ')})`);
   } finally {
-    await browser.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await chrome.close();
   }
   const e = await stop(k);
   checks.expect(e.signal === null && e.code !== null, `kestrel exits on SIGINT without a crash (${e.code}, ${e.signal})`);

@@ -2,7 +2,8 @@
 // (subprotocol foxglove.websocket.v1) on the same port that served it. three.js draws the scene
 // (/scene, foxglove.SceneUpdate) moved by the transforms (/tf, foxglove.FrameTransforms), the
 // camera follows the vehicle; uPlot plots its altitude, speed and any number of a JSON channel;
-// the buttons call the world-control services. Every file comes from the kestrel binary.
+// the buttons call the world-control services; each camera's image (foxglove.RawImage) is drawn
+// on a canvas of its own. Every file comes from the kestrel binary.
 import * as THREE from 'three';
 import { OrbitControls } from '/OrbitControls.js';
 
@@ -10,7 +11,7 @@ const MAX_POINTS = 600;  // per plot
 const state = {
   connected: false, channels: new Map(), subs: new Map(), services: new Map(), callId: 1,
   frames: new Map(), entities: new Map(), follow: null, firstPose: new Map(), messages: 0,
-  rendered: 0, stats: null, plots: {}, series: {}, numeric: new Map(),
+  rendered: 0, stats: null, plots: {}, series: {}, numeric: new Map(), images: new Map(),
 };
 window.kestrel = state;  // read by test/viewer/page_test.js
 
@@ -23,6 +24,7 @@ for (const f of ['google/protobuf/timestamp.proto', 'google/protobuf/duration.pr
 const types = {
   'foxglove.FrameTransforms': root.lookupType('foxglove.FrameTransforms'),
   'foxglove.SceneUpdate': root.lookupType('foxglove.SceneUpdate'),
+  'foxglove.RawImage': root.lookupType('foxglove.RawImage'),
 };
 
 // ---- three.js: world ENU, z up ----
@@ -160,6 +162,7 @@ function push(series, t, y) {
 const alt = makePlot('plot-alt', 'altitude');
 const speed = makePlot('plot-speed', 'speed');
 const picked = makePlot('plot-pick', 'picked');
+const battery = makePlot('plot-battery', 'battery');
 const pick = document.getElementById('pick');
 pick.addEventListener('change', () => { picked.t.length = 0; picked.y.length = 0; });
 
@@ -191,9 +194,18 @@ function onTransforms(msg) {
   }
 }
 
-function onJson(channel, obj, t) {
+// Every number of a JSON message by its path: "linear_acceleration.z", "velocity[2]".
+function numbers(obj, prefix, out) {
   for (const [k, v] of Object.entries(obj)) {
-    if (typeof v !== 'number') continue;
+    const key = Array.isArray(obj) ? `${prefix}[${k}]` : prefix ? `${prefix}.${k}` : k;
+    if (typeof v === 'number') out.push([key, v]);
+    else if (v && typeof v === 'object') numbers(v, key, out);
+  }
+  return out;
+}
+
+function onJson(channel, obj, t) {
+  for (const [k, v] of numbers(obj, '', [])) {
     const key = `${channel.topic} ${k}`;
     if (!state.numeric.has(key)) {
       state.numeric.set(key, true);
@@ -204,12 +216,74 @@ function onJson(channel, obj, t) {
     }
     if (pick.value === key) push(picked, t, v);
   }
+  if (channel.schemaName === 'kestrel.Battery') {
+    if (!state.battery) {
+      state.battery = channel.topic;  // the first battery
+      for (const el of document.querySelectorAll('.battery')) el.hidden = false;
+    }
+    if (state.battery === channel.topic) push(battery, t, 100 * obj.percentage);
+  }
   if (channel.schemaName === 'kestrel.Stats') {
     state.stats = obj;
     document.getElementById('status').textContent =
       `sim ${obj.sim_time.toFixed(3)} s   RTF ${obj.rtf.toFixed(2)}${obj.paused ? '   [paused]' : ''}\n` +
       `clients ${obj.clients}   dropped ${obj.dropped}   refused ${obj.refused}`;
   }
+}
+
+// ---- camera images: one canvas per image channel, drawn with the image's own pixels ----
+function onImage(channel, msg) {
+  let im = state.images.get(channel.topic);
+  if (!im) {
+    const box = document.createElement('div');
+    const title = document.createElement('h4');
+    title.textContent = channel.topic;
+    const canvas = document.createElement('canvas');
+    canvas.dataset.topic = channel.topic;
+    box.append(title, canvas);
+    document.getElementById('images').appendChild(box);
+    im = { canvas, frames: 0 };
+    state.images.set(channel.topic, im);
+  }
+  const w = msg.width, h = msg.height, step = msg.step, src = msg.data;
+  if (!w || !h || src.length < step * h) return;
+  if (im.canvas.width !== w || im.canvas.height !== h) {
+    im.canvas.width = w;
+    im.canvas.height = h;
+  }
+  const g = im.canvas.getContext('2d');
+  const out = g.createImageData(w, h);
+  const px = out.data;
+  const dv = new DataView(src.buffer, src.byteOffset, src.byteLength);
+  // Grey images: 8 bit as they are; 16 bit and depth from 55 (the least) to 255 (the most) over
+  // their finite values, black where there is none.
+  let lo = Infinity, hi = -Infinity;
+  const value = (x, y) => {
+    const o = y * step;
+    if (msg.encoding === 'mono16') return dv.getUint16(o + 2 * x, true);
+    return dv.getFloat32(o + 4 * x, true);
+  };
+  if (msg.encoding === 'mono16' || msg.encoding === '32FC1') {
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+      const v = value(x, y);
+      if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    }
+  }
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+    const i = 4 * (y * w + x), o = y * step;
+    if (msg.encoding === 'rgb8') {
+      px[i] = src[o + 3 * x]; px[i + 1] = src[o + 3 * x + 1]; px[i + 2] = src[o + 3 * x + 2];
+    } else if (msg.encoding === 'mono8') {
+      px[i] = px[i + 1] = px[i + 2] = src[o + x];
+    } else {
+      const v = value(x, y);
+      px[i] = px[i + 1] = px[i + 2] = Number.isFinite(v) ? (hi > lo ? 55 + 200 * (v - lo) / (hi - lo) : 255) : 0;
+    }
+    px[i + 3] = 255;
+  }
+  g.putImageData(out, 0, 0);
+  im.frames++;
+  im.last = { width: w, height: h, encoding: msg.encoding, data: src.slice() };
 }
 
 // ---- the protocol ----
@@ -222,9 +296,13 @@ ws.onmessage = (ev) => {
   if (typeof ev.data === 'string') {
     const m = JSON.parse(ev.data);
     if (m.op === 'advertise') {
+      // What the page shows: transforms, the scene, JSON (plots, status) and camera images;
+      // point clouds, scans and calibrations are left to Foxglove (not serialized for the page).
+      const shown = (ch) => ch.encoding === 'json' || ch.schemaName in types;
       const subscriptions = [];
       for (const ch of m.channels) {
         state.channels.set(ch.id, ch);
+        if (!shown(ch)) continue;
         const id = ch.id;
         state.subs.set(id, ch);
         subscriptions.push({ id, channelId: ch.id });
@@ -250,6 +328,7 @@ ws.onmessage = (ev) => {
     if (ch.encoding === 'json') onJson(ch, JSON.parse(new TextDecoder().decode(bytes)), t);
     else if (ch.schemaName === 'foxglove.FrameTransforms') onTransforms(types[ch.schemaName].decode(bytes));
     else if (ch.schemaName === 'foxglove.SceneUpdate') onScene(types[ch.schemaName].decode(bytes));
+    else if (ch.schemaName === 'foxglove.RawImage') onImage(ch, types[ch.schemaName].decode(bytes));
   } else if (op === 3) {
     const encLen = dv.getUint32(9, true);
     const r = JSON.parse(new TextDecoder().decode(new Uint8Array(ev.data, 13 + encLen)));
