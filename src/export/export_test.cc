@@ -24,6 +24,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Runs `steps` steps of the world, each followed by one of the model with every channel wanted.
+void fly(sim::Runner& runner, ExportModel& model, int steps,
+         const std::function<void(Message&&)>& sink) {
+  for (int i = 0; i < steps; ++i) {
+    runner.step_once();
+    StepContext ctx;
+    ctx.sim_time = runner.info().sim_time;
+    model.step(runner.registry(), ctx, [](std::uint32_t) { return true; }, sink);
+  }
+}
+
 // A box falling onto a ground plane, and a static sphere.
 constexpr const char* kWorld = R"(<?xml version="1.0"?>
 <sdf version="1.9"><world name="w">
@@ -204,23 +215,16 @@ TEST(ExportSensors, CameraImageAndCalibrationEachNewFrame) {
   int images = 0, infos = 0;
   foxglove::RawImage img;
   foxglove::CameraCalibration cal;
-  for (int i = 0; i < 25; ++i) {
-    runner.step_once();
-    StepContext ctx;
-    ctx.sim_time = runner.info().sim_time;
-    model.step(
-        runner.registry(), ctx, [](std::uint32_t) { return true; },
-        [&](Message&& m) {
-          if (m.channel == image->id) {
-            ++images;
-            ASSERT_TRUE(img.ParseFromString(m.data));
-          }
-          if (m.channel == info->id) {
-            ++infos;
-            ASSERT_TRUE(cal.ParseFromString(m.data));
-          }
-        });
-  }
+  fly(runner, model, 25, [&](Message&& m) {
+    if (m.channel == image->id) {
+      ++images;
+      ASSERT_TRUE(img.ParseFromString(m.data));
+    }
+    if (m.channel == info->id) {
+      ++infos;
+      ASSERT_TRUE(cal.ParseFromString(m.data));
+    }
+  });
   // Frames at 0, 0.1 and 0.2 s (or 0.1 and 0.2): one message per frame, not per step.
   EXPECT_GE(images, 2);
   EXPECT_LE(images, 3);
@@ -267,17 +271,10 @@ TEST(ExportSensors, LidarScanAndPointCloudsOfAWallAtAKnownDistance) {
   ASSERT_TRUE(set.ParseFromString(lidar_points->schema));
   std::map<std::uint32_t, int> count;
   std::map<std::uint32_t, std::string> last;
-  for (int i = 0; i < 250; ++i) {  // 1 ms steps
-    runner.step_once();
-    StepContext ctx;
-    ctx.sim_time = runner.info().sim_time;
-    model.step(
-        runner.registry(), ctx, [](std::uint32_t) { return true; },
-        [&](Message&& m) {
-          ++count[m.channel];
-          last[m.channel] = m.data;
-        });
-  }
+  fly(runner, model, 250, [&](Message&& m) {  // 1 ms steps
+    ++count[m.channel];
+    last[m.channel] = m.data;
+  });
   // One message per scan (10 Hz over 0.25 s: 2 or 3), not per step.
   for (const Channel* ch : {scan, lidar_points, depth_points}) {
     EXPECT_GE(count[ch->id], 2) << ch->topic;

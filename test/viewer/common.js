@@ -3,6 +3,20 @@
 'use strict';
 const { spawn } = require('child_process');
 
+// @foxglove/ws-protocol's client and the `ws` WebSocket (and protobufjs present), or exit 77
+// (skipped) when the node packages are missing.
+function foxglove() {
+  try {
+    const { FoxgloveClient } = require('@foxglove/ws-protocol');
+    const WebSocket = require('ws');
+    require('protobufjs');
+    return { FoxgloveClient, WebSocket };
+  } catch (e) {
+    console.log(`skipped: the viewer test's node packages are missing (scripts/install-deps): ${e.message}`);
+    process.exit(77);
+  }
+}
+
 // Starts `kestrel run WORLD --viewer --viewer-port 0 ARGS...` and resolves with the child, its
 // output so far (out.stdout, out.stderr) and the port it printed.
 function startViewer(kestrel, world, args = []) {
@@ -110,4 +124,4 @@ async function pageWithErrors(browser) {
   return { page, errors };
 }
 
-module.exports = { startViewer, waitFor, protobufType, stop, runTest, launchChromium, pageWithErrors };
+module.exports = { foxglove, startViewer, waitFor, protobufType, stop, runTest, launchChromium, pageWithErrors };

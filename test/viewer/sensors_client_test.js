@@ -7,17 +7,10 @@
 // (rgb8, the wall's red). Usage: node sensors_client_test.js KESTREL SOURCE_DIR
 'use strict';
 const path = require('path');
-let FoxgloveClient, WebSocket;
-try {
-  ({ FoxgloveClient } = require('@foxglove/ws-protocol'));
-  WebSocket = require('ws');
-  require('protobufjs');
-} catch (e) {
-  console.log(`skipped: the viewer test's node packages are missing (scripts/install-deps): ${e.message}`);
-  process.exit(77);
-}
 const { Checks } = require('../sitl/common.js');
-const { startViewer, waitFor, protobufType, stop, runTest } = require('./common.js');
+const { foxglove, startViewer, waitFor, protobufType, stop, runTest } = require('./common.js');
+
+const { FoxgloveClient, WebSocket } = foxglove();
 
 const [kestrel, source] = process.argv.slice(2);
 const checks = new Checks();
