@@ -105,10 +105,18 @@ class ViewerSystem final : public System, public ISystemConfigure, public ISyste
     ctx.refused = counters.refused;
     ctx.clients = counters.clients;
     bool sent = false;
+    // A channel is asked for at most once per period, sent or not: a channel that is due but
+    // unchanged (a sensor between samples, a state whose text is the same) or that nobody
+    // subscribes to costs nothing in the steps between (a change waits at most one period).
     model_->step(
-        reg, ctx, [&](std::uint32_t ch) { return now >= next_[ch] && server_->subscribed(ch); },
+        reg, ctx,
+        [&](std::uint32_t ch) {
+          auto& next = next_[ch];
+          if (now < next) return false;
+          next = now + period_[ch];
+          return server_->subscribed(ch);
+        },
         [&](exports::Message&& m) {
-          next_[m.channel] = now + period_[m.channel];
           sent = true;
           server_->publish(m);
         });
