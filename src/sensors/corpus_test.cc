@@ -132,7 +132,7 @@ TEST(GazeboWorlds, TestAirSpeedStillAirReadsZero) {
 }  // namespace
 }  // namespace kestrel::sensors
 
-// ---- gz-sim's test/integration/*_system.cc, ported: the same worlds, numbers and tolerances.
+// ---- gz-sim's *_system integration tests, ported: the same worlds, numbers and tolerances.
 // Two differences run through them and are asserted as such:
 // - Schedule: gz-sensors samples at the first step and then every 1/rate truncated to whole
 //   milliseconds (30 Hz: t = 1, 33, 66, 99 ms ... — 4 messages in 100 steps); Kestrel at

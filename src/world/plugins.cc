@@ -50,7 +50,7 @@ std::string normalize(std::string_view s) {
   return out;
 }
 
-// PX4's own plugins (PX4-Autopilot src/modules/simulation/gz_plugins) outside Gazebo's
+// PX4's own Gazebo plugins (PX4-Autopilot's) outside Gazebo's
 // namespaces, by the exact class names PX4's models declare → the built-in that serves them.
 constexpr std::pair<std::string_view, std::string_view> kPx4Plugins[] = {
     {"px4::AirSpeed", "Px4AirSpeed"},

@@ -377,7 +377,7 @@ TEST(RenderingSensors, NoRenderProducesNothing) {
   EXPECT_EQ(w.r().get<c::CameraReading>(w.find("w::cam::l::s")).sequence, 0u);
 }
 
-// gz-sensors' bounding box scene (test/integration/boundingbox_camera.cc): unit boxes ahead of
+// gz-sensors' bounding box scene (its boundingbox_camera integration test): unit boxes ahead of
 // a 320×240 camera with a 90° field of view — "front" at 2 m (label 2), "occluded" at (4, 1, 0)
 // (label 1) half behind it and "hidden" at 5 m (label 2) wholly behind it; pixel (i, j) sees
 // u = i + 0.5 = 160 − 160·y/x, v = j + 0.5 = 120 − 160·z/x.

@@ -1,6 +1,6 @@
 // AckermannSteering against its geometry (the vehicle turns on the radius R = v / ω its
 // steering angles atan(L / (R ∓ k/2)) give; the steering angles are those angles) and gz-sim's
-// test/integration/ackermann_steering_system.cc ported on the same vehicle (its worlds are not
+// ackermann_steering_system integration test ported on the same vehicle (its worlds are not
 // in ../shared: the vehicle is written below from test/worlds/ackermann_steering.sdf's numbers).
 
 #include <gtest/gtest.h>

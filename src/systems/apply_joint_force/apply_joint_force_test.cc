@@ -1,4 +1,4 @@
-// ApplyJointForce: gz-sim's test/integration/apply_joint_force_system.cc on an equivalent
+// ApplyJointForce: gz-sim's apply_joint_force_system integration test on an equivalent
 // world, and α = τ / I on a rotor hinged to the world.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// ApplyLinkWrench: gz-sim's test/integration/apply_link_wrench_system.cc (FromSdf,
+// ApplyLinkWrench: gz-sim's apply_link_wrench_system integration test (FromSdf,
 // PersistentFromTopic, instantaneous wrenches) on an equivalent world with the same numbers and
 // tolerance, and α = I⁻¹τ for a torque about a principal axis of an asymmetric body.
 #include <gmock/gmock.h>

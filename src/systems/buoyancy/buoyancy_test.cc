@@ -2,7 +2,7 @@
 // or from the slices of each shape between density layers (graded), with its moment; a body of
 // the fluid's density holds its depth, denser ones sink, lighter ones rise; Gazebo's buoyancy
 // demo world (examples/worlds/buoyancy.sdf) rebuilt with its numbers behaves as its comment
-// says; gz-sim's test/integration/buoyancy.cc volumes.
+// says; gz-sim's buoyancy integration test volumes.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// DetachableJoint: gz-sim's test/integration/detachable_joint.cc (StartConnected,
+// DetachableJoint: gz-sim's detachable_joint integration test (StartConnected,
 // LinksInSameModel, ReAttach) on an equivalent of its test/worlds/detachable_joint.sdf, and
 // against Newton: momentum is conserved when the joint lets go, and a re-attach is a perfectly
 // inelastic collision.
@@ -42,7 +42,7 @@ std::string plugin(const std::string& parent, const std::string& child_model,
          child_link + "</child_link>" + extra + "</plugin>";
 }
 
-// gz-sim's test/worlds/detachable_joint.sdf: M1 (2 m box on the ground) holds M2 4 m above it;
+// gz-sim's test world detachable_joint.sdf: M1 (2 m box on the ground) holds M2 4 m above it;
 // M3 holds its own free link body2 5 m above body1.
 std::string gz_detachable_world() {
   return testing::gz_world(

@@ -1,6 +1,6 @@
 // DiffDrive against its kinematics (the vehicle's true motion and its odometry equal v·t and
 // ω·t within 2 %; wrong wheel_radius / wheel_separation parameters move it as the kinematics
-// say) and gz-sim's test/integration/diff_drive_system.cc ported on the same vehicle (its test
+// say) and gz-sim's diff_drive_system integration test ported on the same vehicle (its test
 // worlds are not in ../shared: testing/vehicle_world.cc writes the vehicle from their numbers).
 // Commands are written into the model's TopicInputs as transport would (a transport test in
 // src/transport/vehicle_bridge_test.cc sends them as messages).
@@ -35,7 +35,7 @@ std::string diff_drive(const std::string& extra) {
       </plugin>)";
 }
 
-// gz-sim's test/worlds/diff_drive.sdf plugin block.
+// gz-sim's test world diff_drive.sdf plugin block.
 constexpr const char* kGazeboDiffDrive = R"(
         <left_joint>left_wheel_joint</left_joint>
         <right_joint>right_wheel_joint</right_joint>
@@ -57,7 +57,7 @@ std::string two_wheel_world(const std::string& plugin_params, const std::string&
   return testing::ground_world(testing::vehicle_model(o));
 }
 
-// gz-sim's test/worlds/diff_drive_skid.sdf: four wheels, two joints per side, odometry at 1 Hz.
+// gz-sim's test world diff_drive_skid.sdf: four wheels, two joints per side, odometry at 1 Hz.
 std::string skid_world() {
   testing::VehicleOptions o;
   o.skid = true;
@@ -254,7 +254,7 @@ TEST(DiffDrive, SpeedLimitsShapeTheWheelCommand) {
   }
 }
 
-// ---- gz-sim test/integration/diff_drive_system.cc ---------------------------------------------
+// ---- gz-sim's diff_drive_system integration test ---------------------------------------------
 
 // PublishCmd (forward and backward): at rest for 1000 steps; then 3000 steps of a 10.5 m/s
 // (limited to 0.5) and 0.2 rad/s command: 150 odometry messages at 50 Hz from 1.02 s, the

@@ -1,5 +1,4 @@
-// GenericMotorModel: PX4's motor plugin for Gazebo (src/modules/simulation/gz_plugins/
-// generic_motor in PX4-Autopilot), as it computes: `velocity` — MulticopterMotorModel's rotor
+// GenericMotorModel: PX4-Autopilot's generic motor plugin for Gazebo, as it computes: `velocity` — MulticopterMotorModel's rotor
 // (thrust k·ω|ω| from the joint's speed, rotor drag, drag torque and rolling moment on the
 // parent link, first-order speed filter); `force_polynomial` — thrust (and PX4's "torque"
 // polynomial, which it applies as a force too) as polynomials of the command, in rpm or as a

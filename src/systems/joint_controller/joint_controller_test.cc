@@ -1,4 +1,4 @@
-// JointController: gz-sim's test/integration/joint_controller_system.cc on equivalent worlds
+// JointController: gz-sim's joint_controller_system integration test on equivalent worlds
 // (same numbers and tolerances), the velocity PID's steady state, reset, PX4's actuator topics.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// JointPositionController: gz-sim's test/integration/joint_position_controller_system.cc on
+// JointPositionController: gz-sim's joint_position_controller_system integration test on
 // equivalent worlds (same numbers and tolerances), the PD response its gains imply, reset.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

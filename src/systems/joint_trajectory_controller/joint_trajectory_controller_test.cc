@@ -1,4 +1,4 @@
-// JointTrajectoryController: gz-sim's test/integration/joint_trajectory_controller_system.cc on
+// JointTrajectoryController: gz-sim's joint_trajectory_controller_system integration test on
 // an equivalent world (same models, gains, trajectories and tolerance), the progress topic, a
 // ramp followed as the PD and velocity gains imply, the effort feed-forward, reset, parameters.
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// KineticEnergyMonitor: gz-sim's test/integration/kinetic_energy_monitor_system.cc on its own
+// KineticEnergyMonitor: gz-sim's kinetic_energy_monitor_system integration test on its own
 // world (../shared/worlds/gz/test_altimeter.sdf), the kinetic energy against ½mv² + ½ωᵀIω,
 // and the threshold.
 #include "kinetic_energy_monitor/kinetic_energy_monitor.h"

@@ -382,7 +382,7 @@ TEST(LinearBattery, GazeboDemoWorldRunsUnmodified) {
 }  // namespace
 }  // namespace kestrel::systems
 
-// ---- gz-sim's test/integration/battery_plugin.cc, ported ------------------------------------
+// ---- gz-sim's battery_plugin integration test, ported ------------------------------------
 // Its world, test/worlds/battery.sdf, is not in ../shared: the two batteries below are its two
 // LinearBatteryPlugin blocks (same parameters) on two small bodies resting on the ground.
 

@@ -1,5 +1,4 @@
-// MovingPlatformController: PX4's moving-platform plugin (src/modules/simulation/gz_plugins/
-// moving_platform_controller in PX4-Autopilot), as it computes. Each PreUpdate, on the link:
+// MovingPlatformController: PX4-Autopilot's moving-platform plugin for Gazebo, as it computes. Each PreUpdate, on the link:
 //   F = m·a_n·n_F + (0, 0, −g_z·m) + PD(z to the height set point, v to the velocity set point;
 //       horizontal part clipped to 2 m/s² · m)
 //   τ = I∘a_n·n_τ − 2·I∘imag(q·q_sp⁻¹) − I∘ω

@@ -460,7 +460,7 @@ TEST(X3MissionWorld, CompletesWithTrackingErrorUnderHalfAMetre) {
 }  // namespace
 }  // namespace kestrel::systems
 
-// ---- gz-sim's test/integration/multicopter.cc, ported
+// ---- gz-sim's multicopter integration test, ported
 // -------------------------------------------- Its worlds are test_quadcopter.sdf
 // (../shared/worlds/gz) and quadcopter_velocity_control.sdf, which is not in ../shared: that one is
 // test_quadcopter.sdf plus the controller block below (the parameters of gz-sim's

@@ -481,7 +481,7 @@ struct GazeboQuad {
   ecs::Entity model, base;
 };
 
-// Gazebo's test_quadcopter.sdf as gz-sim's test/integration/multicopter.cc runs it: the server
+// Gazebo's test_quadcopter.sdf as gz-sim's multicopter integration test runs it: the server
 // starts, and after iteration 100 an Actuators message sets every rotor to 700 rad/s; it takes
 // effect at iteration 101. The z rise of X3 at +1, +2, +3 s (iterations 1100, 2100, 3100)
 // measured in Gazebo Fortress: 0.5538, 2.3293, 5.3279 m — also what the analytic model gives

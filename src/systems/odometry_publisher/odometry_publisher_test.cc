@@ -1,5 +1,5 @@
 // OdometryPublisher against the ground truth (its pose is the model's true pose, its twist the
-// true body-frame velocity) and gz-sim's test/integration/odometry_publisher.cc ported on
+// true body-frame velocity) and gz-sim's odometry_publisher integration test ported on
 // equivalent worlds (its test worlds are not in ../shared).
 
 #include <gtest/gtest.h>
@@ -98,7 +98,7 @@ TEST(OdometryPublisher, MatchesTheGroundTruth) {
   EXPECT_EQ(o.child_frame_id, "vehicle/base_footprint");
 }
 
-// ---- gz-sim test/integration/odometry_publisher.cc ---------------------------------------------
+// ---- gz-sim's odometry_publisher integration test ---------------------------------------------
 
 // Movement (odometry_publisher.sdf) and MovementCustomTopic (odometry_publisher_custom.sdf):
 // still for 1000 steps; then 3000 steps at (1, 0.5, 0) m/s and 0.2 rad/s: 150 messages at

@@ -1,5 +1,4 @@
-// ParachuteSystem: PX4's parachute plugin (src/modules/simulation/gz_plugins/parachute in
-// PX4-Autopilot), as it computes: a Double above the threshold on the trigger topic deploys the
+// ParachuteSystem: PX4-Autopilot's parachute plugin for Gazebo, as it computes: a Double above the threshold on the trigger topic deploys the
 // canopy (latched until reset); from the next step on the link feels the drag
 // F = −½·ρ·CdA·|v|·v of its air-relative velocity (ρ = 1.225 kg/m³, PX4's constant) and the
 // damping torque −c·ω.

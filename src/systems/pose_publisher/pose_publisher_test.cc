@@ -1,4 +1,4 @@
-// PosePublisher: gz-sim's test/integration/pose_publisher_system.cc ported (its PublishCmd on
+// PosePublisher: gz-sim's pose_publisher_system integration test ported (its PublishCmd on
 // Gazebo's pose_publisher.sdf from ../shared, the other cases on inline equivalents of its test
 // world). The poses published are the entities' Pose components (relative to their parents),
 // which Physics keeps true: a pendulum's link poses are checked against them every step.

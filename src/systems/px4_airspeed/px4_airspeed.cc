@@ -1,5 +1,4 @@
-// Px4AirSpeed: PX4's airspeed plugin (src/modules/simulation/gz_plugins/airspeed in
-// PX4-Autopilot), as it computes, every PreUpdate from the state the step starts with:
+// Px4AirSpeed: PX4-Autopilot's airspeed plugin for Gazebo, as it computes, every PreUpdate from the state the step starts with:
 //   air-relative velocity v − wind (world) → its x component u in the link's frame
 //   → ρ of PX4's troposphere at 488 m + the link's world z → sign(u)·½·ρ·u² + N(0, 1 Pa)
 // written as the link's components::AirSpeedReading, which the PX4 bridge sends as HIL_SENSOR

@@ -1,4 +1,4 @@
-// TouchPlugin: gz-sim's test/integration/touch_plugin.cc (OneLink, MultiLink, StartDisabled)
+// TouchPlugin: gz-sim's touch_plugin integration test (OneLink, MultiLink, StartDisabled)
 // on an equivalent world with the same step counts, and the touch time measured against the
 // contacts themselves.
 #include <gmock/gmock.h>

@@ -1,5 +1,5 @@
 // VelocityControl: the imposed twist moves the model as a rigid body (analytic: speed v along
-// a circle of radius v / ω), and gz-sim's test/integration/velocity_control_system.cc ported on
+// a circle of radius v / ω), and gz-sim's velocity_control_system integration test ported on
 // Gazebo's velocity_control.sdf from ../shared.
 
 #include <gtest/gtest.h>

@@ -273,7 +273,7 @@ TEST(WindEffects, GazeboWindDemoRunsWithItsWeldedRoof) {
 }  // namespace
 }  // namespace kestrel::systems
 
-// ---- gz-sim's test/integration/wind_effects.cc WindForce, ported --------------------------------
+// ---- gz-sim's wind_effects integration test WindForce, ported --------------------------------
 // Its world, test/worlds/wind_effects.sdf, is not in ../shared: the same WindEffects block, wind
 // and box (gravity off) written inline. After 3000 steps (the filters settled) the box's
 // acceleration magnitude decreases at every one of the next 3000 steps by more than 1e-6.

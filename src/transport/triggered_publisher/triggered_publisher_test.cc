@@ -1,4 +1,4 @@
-// TriggeredPublisher: gz-sim's test/integration/triggered_publisher.cc expectations — matchers
+// TriggeredPublisher: gz-sim's triggered_publisher integration test expectations — matchers
 // (full, field, negative logic, tolerance, repeated fields as sets, another input type), the
 // delay in sim time — on the matchers and the delay queue directly, and end to end through
 // transport (inside scripts/netns, own IGN_PARTITION): outputs on a match only, delayed ones no
