@@ -5,6 +5,7 @@
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -259,6 +260,7 @@ struct ExportModel::Impl {
   std::vector<ecs::Entity> links;
   std::unordered_map<ecs::Entity, std::string> names;
   std::vector<Pose3d> sent;
+  fg::FrameTransforms tf_msg;
   bool tf_changed = true;
 
   // scene: rebuilt when the set of visuals changes
@@ -335,21 +337,25 @@ struct ExportModel::Impl {
     return false;
   }
 
+  // The message is kept between calls so that its transforms and frame names are reused, not
+  // allocated again every step.
   std::string transforms(const ecs::Registry& reg, Duration t) {
-    fg::FrameTransforms msg;
     sent.resize(links.size());
+    int n = 0;
     for (std::size_t i = 0; i < links.size(); ++i) {
       const auto* p = reg.try_get<c::WorldPose>(links[i]);
       if (!p) continue;
       sent[i] = p->value;
-      auto* tr = msg.add_transforms();
+      auto* tr = n < tf_msg.transforms_size() ? tf_msg.mutable_transforms(n) : tf_msg.add_transforms();
+      ++n;
       stamp(tr->mutable_timestamp(), t);
       tr->set_parent_frame_id("world");
       tr->set_child_frame_id(name(reg, links[i]));
       vec(p->value.Pos(), tr->mutable_translation());
       quat(p->value.Rot(), tr->mutable_rotation());
     }
-    return msg.SerializeAsString();
+    while (tf_msg.transforms_size() > n) tf_msg.mutable_transforms()->RemoveLast();
+    return tf_msg.SerializeAsString();
   }
 
   std::shared_ptr<mesh::TriMesh> load_mesh(const c::MeshShape& m, ecs::Entity visual,
@@ -613,23 +619,22 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     f.last = text;
     sink(Message{f.channel, t, std::move(text)});
   }
+  // Stats and clock change every step and a recorder takes every step: written directly (every
+  // value a finite number, an integer or a bool), without building a JSON tree each time.
   if (due(m.stats, true)) {
-    nlohmann::json j = {{"sim_time", to_seconds(ctx.sim_time)},
-                        {"real_time", to_seconds(ctx.stats.real_time)},
-                        {"rtf", std::isfinite(ctx.stats.rtf) ? ctx.stats.rtf : 0.0},
-                        {"iterations", ctx.stats.iterations},
-                        {"paused", ctx.stats.paused},
-                        {"clients", ctx.clients},
-                        {"dropped", ctx.dropped},
-                        {"refused", ctx.refused}};
-    sink(Message{m.stats, ctx.sim_time, j.dump()});
+    sink(Message{m.stats, ctx.sim_time,
+                 fmt::format(R"({{"sim_time":{},"real_time":{},"rtf":{},"iterations":{},)"
+                             R"("paused":{},"clients":{},"dropped":{},"refused":{}}})",
+                             to_seconds(ctx.sim_time), to_seconds(ctx.stats.real_time),
+                             std::isfinite(ctx.stats.rtf) ? ctx.stats.rtf : 0.0,
+                             ctx.stats.iterations, ctx.stats.paused, ctx.clients, ctx.dropped,
+                             ctx.refused)});
   }
   if (due(m.clock, true)) {
     const std::int64_t ns = ctx.sim_time.count();
-    nlohmann::json j = {{"sim_time", to_seconds(ctx.sim_time)},
-                        {"sec", ns / 1'000'000'000},
-                        {"nsec", ns % 1'000'000'000}};
-    sink(Message{m.clock, ctx.sim_time, j.dump()});
+    sink(Message{m.clock, ctx.sim_time,
+                 fmt::format(R"({{"sim_time":{},"sec":{},"nsec":{}}})", to_seconds(ctx.sim_time),
+                             ns / 1'000'000'000, ns % 1'000'000'000)});
   }
 }
 
