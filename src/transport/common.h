@@ -6,8 +6,10 @@
 #include <ignition/msgs/pose.pb.h>
 #include <ignition/msgs/time.pb.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -27,9 +29,9 @@ class Outbox;  // outbox.h
 
 /// Counters shown in the stats header (drops are counted and visible).
 struct Counters {
-  std::atomic<std::uint64_t> dropped{0};            ///< incoming messages dropped (queue full)
-  std::atomic<std::uint64_t> publish_failures{0};   ///< Publish() returned false
-  std::atomic<std::uint64_t> rejected_requests{0};  ///< service requests answered false
+  std::atomic<std::uint64_t> dropped{0};             ///< incoming messages dropped (queue full)
+  std::atomic<std::uint64_t> publish_failures{0};    ///< Publish() returned false
+  std::atomic<std::uint64_t> rejected_requests{0};   ///< service requests answered false
   std::atomic<std::uint64_t> subscribe_failures{0};  ///< Subscribe() returned false
   /// Older clock messages skipped because a newer one was queued in the same Outbox batch.
   std::atomic<std::uint64_t> conflated{0};
@@ -114,13 +116,22 @@ inline void to_msg(const ignition::math::Pose3d& p, ignition::msgs::Pose* m) {
 }
 
 /// Pose from a message; an absent orientation (all zero) is the identity, as Gazebo reads it.
+/// The orientation is scaled by its largest component before it is normalised, so a finite
+/// quaternion of any size is the rotation it names (normalising (0, 1.5, 0, 1e185) directly
+/// overflows its norm to infinity and gives the zero quaternion, which physics cannot use); a
+/// component that is not finite stays in the pose for the caller's check to refuse.
 inline ignition::math::Pose3d from_msg(const ignition::msgs::Pose& m) {
   ignition::math::Pose3d p;
   p.Pos().Set(m.position().x(), m.position().y(), m.position().z());
   const auto& q = m.orientation();
   if (m.has_orientation() && (q.w() != 0 || q.x() != 0 || q.y() != 0 || q.z() != 0)) {
     ignition::math::Quaterniond r(q.w(), q.x(), q.y(), q.z());
-    r.Normalize();
+    const double big =
+        std::max({std::abs(q.w()), std::abs(q.x()), std::abs(q.y()), std::abs(q.z())});
+    if (std::isfinite(big)) {
+      r.Set(q.w() / big, q.x() / big, q.y() / big, q.z() / big);
+      r.Normalize();
+    }
     p.Rot() = r;
   }
   return p;

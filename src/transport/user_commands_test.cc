@@ -94,8 +94,8 @@ TEST_F(UserCommandsTest, SpawnedModelBringsItsPluginsAndTakesThemAway) {
         return v;
       },
       std::chrono::seconds(5));
-  const auto motor = std::find(order.begin(), order.end(),
-                               "kestrel::systems::MulticopterMotorModel");
+  const auto motor =
+      std::find(order.begin(), order.end(), "kestrel::systems::MulticopterMotorModel");
   const auto physics = std::find(order.begin(), order.end(), "kestrel::systems::Physics");
   ASSERT_NE(motor, order.end());
   EXPECT_LT(motor - order.begin(), physics - order.begin());
@@ -194,6 +194,14 @@ TEST_F(UserCommandsTest, HostileRequestsAreRefusedAndTheWorldRunsOn) {
   teleport.set_name("box");
   teleport.mutable_position()->set_x(1e300);
   EXPECT_FALSE(call_bool("/world/tw/set_pose", teleport));
+  // A finite orientation whose norm overflows (the fuzzer's input) is the rotation it names,
+  // not the zero quaternion that stopped physics at the next step.
+  msgs::Pose huge;
+  huge.set_name("box");
+  huge.mutable_position()->set_z(2);
+  huge.mutable_orientation()->set_x(1.5);
+  huge.mutable_orientation()->set_z(1e185);
+  EXPECT_TRUE(call_bool("/world/tw/set_pose", huge));
   msgs::Physics gravity;
   gravity.mutable_gravity()->set_z(-1e308);
   EXPECT_FALSE(call_bool("/world/tw/set_physics", gravity));
@@ -218,6 +226,33 @@ TEST_F(UserCommandsTest, HostileRequestsAreRefusedAndTheWorldRunsOn) {
   ASSERT_TRUE(wait_for([it2](sim::Runner& r) { return r.info().iterations > it2 + 50; }));
 }
 
+// An orientation of any finite size is normalised to the rotation it names; one that is not
+// finite stays so, for pose_problem() to refuse.
+TEST(PoseFromMessage, AnyFiniteOrientationIsTheRotationItNames) {
+  auto rot = [](double w, double x, double y, double z) {
+    msgs::Pose m;
+    auto* q = m.mutable_orientation();
+    q->set_w(w);
+    q->set_x(x);
+    q->set_y(y);
+    q->set_z(z);
+    return detail::from_msg(m).Rot();
+  };
+  const auto huge = rot(0, 1.5, 0, 1e185);
+  EXPECT_NEAR(huge.W(), 0, 1e-12);
+  EXPECT_NEAR(huge.X(), 0, 1e-12);
+  EXPECT_NEAR(std::abs(huge.Z()), 1, 1e-12);
+  const auto tiny = rot(1e-200, 1e-200, 0, 0);  // the squared norm underflows to 0
+  EXPECT_NEAR(tiny.W(), std::sqrt(0.5), 1e-12);
+  EXPECT_NEAR(tiny.X(), std::sqrt(0.5), 1e-12);
+  const auto big = rot(0, 0, 0, -1e308);
+  EXPECT_NEAR(big.Z(), -1, 1e-12);
+  const auto unset = rot(0, 0, 0, 0);
+  EXPECT_EQ(unset.W(), 1);
+  EXPECT_TRUE(std::isnan(rot(std::nan(""), 0, 0, 1).W()));
+  EXPECT_TRUE(std::isinf(rot(0, INFINITY, 0, 1).X()));
+}
+
 // ignition-transport runs an in-process service callback under its own lock. Here a callback
 // holds it while the world adds a command topic and steps on: the step thread must not call
 // into transport itself (the subscription is made on the Outbox thread).
@@ -225,7 +260,7 @@ TEST_F(UserCommandsTest, StepThreadNeverWaitsOnTransportsLock) {
   ecs::Entity box = ecs::kNullEntity;
   start(false, [&](sim::Runner& r) { box = r.registry().child_by_name(r.world(), "box"); });
   std::function<bool(const msgs::Empty&, msgs::Boolean&)> hold = [&](const msgs::Empty&,
-                                                                       msgs::Boolean& rep) {
+                                                                     msgs::Boolean& rep) {
     auto added = detail::on_step_thread<bool>(
         *runner_,
         [box](sim::Runner& r) {
