@@ -806,9 +806,11 @@ struct ModelCache::Parsed {
   ::sdf::Root root;
   Findings prescan;
   std::string file;
+  std::uint64_t last_use = 0;
 };
 
-ModelCache::ModelCache(LoadOptions options) : options_(std::move(options)) {}
+ModelCache::ModelCache(LoadOptions options, std::size_t capacity)
+    : options_(std::move(options)), capacity_(std::max<std::size_t>(1, capacity)) {}
 ModelCache::~ModelCache() = default;
 
 ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& registry,
@@ -824,9 +826,22 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
                             "model directory has no model.config or model.sdf");
     }
   }
-  const std::string key = fs::weakly_canonical(file, ec).string();
+  // The file's identity and version: an edited file (another size or modification time) is
+  // another entry, parsed afresh.
+  const auto size = fs::file_size(file, ec);
+  const auto mtime = ec ? fs::file_time_type{} : fs::last_write_time(file, ec);
+  const std::string key = fmt::format("{}|{}|{}", fs::weakly_canonical(file, ec).string(), size,
+                                      mtime.time_since_epoch().count());
   auto it = cache_.find(key);
   if (it == cache_.end()) {
+    // Room first: drop the entries used longest ago (another version of this file among them
+    // once it is unused).
+    while (cache_.size() >= capacity_) {
+      auto oldest = std::min_element(
+          cache_.begin(), cache_.end(),
+          [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; });
+      cache_.erase(oldest);
+    }
     auto p = std::make_unique<Parsed>();
     p->file = file.string();
     p->sources = std::make_unique<detail::Sources>(
@@ -849,6 +864,7 @@ ecs::Entity ModelCache::spawn(const fs::path& file_or_dir, ecs::Registry& regist
     it = cache_.emplace(key, std::move(p)).first;
   }
   Parsed& p = *it->second;
+  p.last_use = ++uses_;
   const auto& m = *p.root.Model();
   const std::string n = name.empty() ? m.Name() : name;
   if (registry.child_by_name(parent, n) != ecs::kNullEntity) {

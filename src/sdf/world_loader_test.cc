@@ -719,5 +719,39 @@ TEST_F(IncludeTest, ModelCacheParsesOnce) {
   EXPECT_THROW(cache.spawn(dir_ / "models" / "box", reg, w, "box0", Pose3d()), Error);
 }
 
+// An edited model file is parsed again (never spawned stale), and the cache keeps at most its
+// capacity of parsed files, dropping the one used longest ago.
+TEST_F(IncludeTest, ModelCacheRereadsEditedFilesAndStaysBounded) {
+  ecs::Registry reg;
+  const auto w = reg.create();
+  reg.add<c::WorldPose>(w);
+  auto model = [](double z) {
+    return std::string("<?xml version='1.0'?><sdf version='1.9'><model name='m'><link name='l'>") +
+           "<pose>0 0 " + std::to_string(z) + " 0 0 0</pose>" + kInertial + "</link></model></sdf>";
+  };
+  ModelCache cache({}, 2);
+  const fs::path a = dir_ / "a.sdf", b = dir_ / "b.sdf", c3 = dir_ / "c.sdf";
+  write(a, model(1));
+  write(b, model(2));
+  write(c3, model(3));
+  auto link_z = [&](ecs::Entity m) {
+    return reg.get<c::WorldPose>(reg.child_by_name(m, "l")).value.Pos().Z();
+  };
+  EXPECT_EQ(link_z(cache.spawn(a, reg, w, "a0", Pose3d())), 1);
+  write(a, model(10));  // edited: another size
+  EXPECT_EQ(link_z(cache.spawn(a, reg, w, "a1", Pose3d())), 10);
+  EXPECT_EQ(cache.parse_count(), 2u);
+  EXPECT_EQ(cache.size(), 2u);  // both versions of a, the old one now unused
+  cache.spawn(b, reg, w, "b0", Pose3d());
+  cache.spawn(c3, reg, w, "c0", Pose3d());
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.parse_count(), 4u);
+  cache.spawn(c3, reg, w, "c1", Pose3d());  // kept: no parse
+  EXPECT_EQ(cache.parse_count(), 4u);
+  EXPECT_EQ(link_z(cache.spawn(a, reg, w, "a2", Pose3d())), 10);  // dropped before: parsed again
+  EXPECT_EQ(cache.parse_count(), 5u);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
 }  // namespace
 }  // namespace kestrel::sdf

@@ -28,9 +28,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -154,11 +156,15 @@ Prepared prepare_file(const std::string& uri) {
 }
 
 /// Spawned SDF text is written once per distinct text to a private temporary directory, so that
-/// ModelCache parses each once. Shared with the helper threads that write it (a thread stuck
-/// on a file system keeps it alive).
+/// ModelCache parses each once. At most kMaxFiles are kept (the oldest written goes first, as
+/// ModelCache drops what it parsed longest ago): a client sending ever new models cannot fill
+/// the disk. Shared with the helper threads that write it (a thread stuck on a file system
+/// keeps it alive).
 struct Spool {
+  static constexpr std::size_t kMaxFiles = 2 * sdf::ModelCache::kDefaultCapacity;
   std::mutex m;
   fs::path dir;
+  std::deque<fs::path> written;  // oldest first
   ~Spool() {
     std::error_code ec;
     if (!dir.empty()) fs::remove_all(dir, ec);
@@ -180,16 +186,30 @@ struct Spool {
       }
       dir = d;
     }
-    const fs::path file = dir / fmt::format("{:016x}.sdf", std::hash<std::string>{}(text));
-    if (!fs::exists(file, ec)) {
+    // Named by the text's hash; a file of that name holding another text (a collision) moves
+    // this one to the next free suffix.
+    const std::size_t h = std::hash<std::string>{}(text);
+    for (int n = 0;; ++n) {
+      const fs::path file = dir / fmt::format("{:016x}-{}.sdf", h, n);
+      if (fs::exists(file, ec)) {
+        std::ifstream in(file, std::ios::binary);
+        const std::string old{std::istreambuf_iterator<char>(in), {}};
+        if (old == text) return file;
+        continue;
+      }
       const fs::path tmp = file.string() + ".part";
       std::ofstream f(tmp, std::ios::binary);
       if (!(f << text) || !f.flush()) throw Rejected{"cannot write " + tmp.string()};
       f.close();
       fs::rename(tmp, file, ec);
       if (ec) throw Rejected{"cannot write " + file.string() + ": " + ec.message()};
+      written.push_back(file);
+      while (written.size() > kMaxFiles) {
+        fs::remove(written.front(), ec);
+        written.pop_front();
+      }
+      return file;
     }
-    return file;
   }
 };
 

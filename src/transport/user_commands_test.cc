@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "kestrel/sdf/world_loader.h"
 #include "testing/quad_world.h"
 #include "transport/common_test.h"
 
@@ -224,6 +225,41 @@ TEST_F(UserCommandsTest, HostileRequestsAreRefusedAndTheWorldRunsOn) {
   EXPECT_TRUE(create(model_sdf("ok", "1", "0.1 0.1 0.1")));
   const auto it2 = iterations();
   ASSERT_TRUE(wait_for([it2](sim::Runner& r) { return r.info().iterations > it2 + 50; }));
+}
+
+// A client spawning ever new models (each its own SDF text) does not grow the spool of their
+// texts on disk without bound (the fuzzer ran the process out of memory the same way, through
+// the parsed-model cache).
+TEST_F(UserCommandsTest, SpawnedTextsAreKeptBounded) {
+  start(false);
+  auto spool_files = [] {
+    std::size_t n = 0;
+    const std::string prefix = "kestrel-spawn-" + std::to_string(getpid()) + "-";
+    for (const auto& d : fs::directory_iterator(fs::temp_directory_path())) {
+      if (d.path().filename().string().rfind(prefix, 0) != 0) continue;
+      for (const auto& f : fs::directory_iterator(d.path())) n += f.path().extension() == ".sdf";
+    }
+    return n;
+  };
+  const int kSpawns = 150;
+  for (int i = 0; i < kSpawns; ++i) {
+    const std::string name = "m" + std::to_string(i);
+    ASSERT_TRUE(create("<sdf version='1.9'><model name='" + name +
+                       "'><static>true</static><pose>0 9 " + std::to_string(i) +
+                       " 0 0 0</pose><link name='l'/></model></sdf>"))
+        << name;
+    msgs::Entity gone;
+    gone.set_name(name);
+    gone.set_type(msgs::Entity::MODEL);
+    ASSERT_TRUE(call_bool("/world/tw/remove", gone)) << name;
+  }
+  EXPECT_GT(spool_files(), 0u);
+  EXPECT_LE(spool_files(), 2 * sdf::ModelCache::kDefaultCapacity);
+  // The oldest text's file is gone; spawning it again still works (written and parsed anew).
+  EXPECT_TRUE(
+      create("<sdf version='1.9'><model name='m0'><static>true</static><pose>0 9 0 0 0 "
+             "0</pose><link name='l'/></model></sdf>"));
+  EXPECT_NE(model("m0"), ecs::kNullEntity);
 }
 
 // An orientation of any finite size is normalised to the rotation it names; one that is not

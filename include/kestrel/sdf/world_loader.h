@@ -12,6 +12,7 @@
 /// a file that cannot be read or parsed at all throws UnreadableWorld. See src/sdf/README.md for
 /// the supported elements and every finding.
 
+#include <cstdint>
 #include <filesystem>
 #include <ignition/math/Pose3.hh>
 #include <map>
@@ -87,7 +88,8 @@ std::vector<std::filesystem::path> resource_search_path(const LoadOptions& optio
 /// Loads a world file into `registry`, filling `world` (an existing entity, normally the
 /// Runner's) and creating entities beneath it.
 /// @throws UnreadableWorld if the file cannot be read or parsed at all. Content problems are
-///         returned as findings; the caller decides whether errors are fatal (world::load_world_into_runner does).
+///         returned as findings; the caller decides whether errors are fatal
+///         (world::load_world_into_runner does).
 WorldDescription load_world_file(const std::filesystem::path& path, ecs::Registry& registry,
                                  ecs::Entity world, const LoadOptions& options = {});
 
@@ -97,17 +99,23 @@ WorldDescription load_world_string(std::string_view sdf, ecs::Registry& registry
                                    const std::string& name_for_messages = "<string>");
 
 /// Parses a model file once and spawns copies of it (Gazebo's "create" service parses the SDF
-/// on every spawn; Kestrel keeps the parsed model). Not thread-safe: one cache per thread/world.
+/// on every spawn; Kestrel keeps the parsed model). A file is parsed again when its size or
+/// modification time changed since it was parsed (an edited model is never spawned stale), and
+/// at most `capacity` parsed files are kept: the one used longest ago goes first, so a client
+/// spawning ever new models cannot grow the process without bound. Not thread-safe: one cache
+/// per thread/world.
 class ModelCache {
  public:
-  explicit ModelCache(LoadOptions options = {});
+  static constexpr std::size_t kDefaultCapacity = 64;
+  explicit ModelCache(LoadOptions options = {}, std::size_t capacity = kDefaultCapacity);
   ~ModelCache();
   ModelCache(const ModelCache&) = delete;
   ModelCache& operator=(const ModelCache&) = delete;
 
   /// Spawns the model in `file` (a model .sdf, or a model directory with model.config) under
   /// `parent` (world or model) as `name` (empty: the model's own name) at X_PM = `pose`.
-  /// The file is parsed on first use only. Findings of the spawn are appended to `findings`.
+  /// The file is parsed on first use only (and again once it changed). Findings of the spawn
+  /// are appended to `findings`.
   /// @returns the model entity. @throws UnreadableWorld if the file cannot be parsed;
   ///          Error if a sibling with that name exists.
   ecs::Entity spawn(const std::filesystem::path& file, ecs::Registry& registry, ecs::Entity parent,
@@ -115,12 +123,16 @@ class ModelCache {
                     Findings* findings = nullptr, std::vector<PluginDecl>* plugins = nullptr);
   /// Number of files actually parsed so far (for tests of "parse once").
   std::size_t parse_count() const { return parse_count_; }
+  /// Number of parsed files kept now (at most the capacity).
+  std::size_t size() const { return cache_.size(); }
 
  private:
   struct Parsed;
   LoadOptions options_;
+  std::size_t capacity_;
   std::map<std::string, std::unique_ptr<Parsed>> cache_;
   std::size_t parse_count_ = 0;
+  std::uint64_t uses_ = 0;
 };
 
 }  // namespace kestrel::sdf
