@@ -206,7 +206,6 @@ void render_camera(const Scene& scene, const CameraModel& m, const std::vector<f
     alignas(64) int valid[16];
     Hit hits[16];
     std::uint32_t pix[16];
-    float len[16];
     for (std::uint32_t i0 = 0; i0 < W; i0 += 4) {
       int n = 0;
       for (std::uint32_t dj = 0; dj < 4; ++dj) {
@@ -229,21 +228,23 @@ void render_camera(const Scene& scene, const CameraModel& m, const std::vector<f
           const float dx = Rf[0] * dc[0] + Rf[1] * dc[1] + Rf[2] * dc[2];
           const float dy = Rf[3] * dc[0] + Rf[4] * dc[1] + Rf[5] * dc[2];
           const float dz = Rf[6] * dc[0] + Rf[7] * dc[1] + Rf[8] * dc[2];
-          len[k] = std::sqrt(dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2]);
           valid[k] = -1;
           rh.ray.org_x[k] = o[0], rh.ray.org_y[k] = o[1], rh.ray.org_z[k] = o[2];
           rh.ray.dir_x[k] = dx, rh.ray.dir_y[k] = dy, rh.ray.dir_z[k] = dz;
-          rh.ray.tnear[k] = depth_mode ? 0.f : near;
-          rh.ray.tfar[k] = depth_mode ? far / len[k] : far;
+          if (depth_mode) {
+            rh.ray.tnear[k] = 0.f;
+            rh.ray.tfar[k] = far / std::sqrt(dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2]);
+          } else {
+            rh.ray.tnear[k] = near;
+            rh.ray.tfar[k] = far;
+          }
           rh.ray.mask[k] = 0xffffffffu, rh.ray.flags[k] = 0, rh.ray.time[k] = 0;
           rh.ray.id[k] = static_cast<unsigned>(k);
         }
       }
       if (n == 0) continue;
-      float dx[16], dy[16], dz[16];
-      for (int k = 0; k < 16; ++k)
-        dx[k] = rh.ray.dir_x[k], dy[k] = rh.ray.dir_y[k], dz[k] = rh.ray.dir_z[k];
-      detail::trace16(scene, valid, rh, hits, 16);
+      // Embree leaves the directions as they are; only a colour image reads the normals.
+      detail::trace16(scene, valid, rh, hits, 16, out.rgb != nullptr);
       for (int k = 0; k < 16; ++k) {
         if (!valid[k]) continue;
         const std::uint32_t p = pix[k];
@@ -260,7 +261,8 @@ void render_camera(const Scene& scene, const CameraModel& m, const std::vector<f
           if (!seen) {
             px[0] = bg[0], px[1] = bg[1], px[2] = bg[2];
           } else {
-            const float hp[3] = {o[0] + h.t * dx[k], o[1] + h.t * dy[k], o[2] + h.t * dz[k]};
+            const float hp[3] = {o[0] + h.t * rh.ray.dir_x[k], o[1] + h.t * rh.ray.dir_y[k],
+                                 o[2] + h.t * rh.ray.dir_z[k]};
             shade(scene, lights, amb, h, hp, px);
           }
         }
@@ -299,7 +301,7 @@ void cast_rays(const Scene& scene, const std::vector<float>& dirs, const Pose3d&
         rh.ray.mask[k] = 0xffffffffu, rh.ray.flags[k] = 0, rh.ray.time[k] = 0;
         rh.ray.id[k] = static_cast<unsigned>(k);
       }
-      detail::trace16(scene, valid, rh, hits, m);
+      detail::trace16(scene, valid, rh, hits, m, false);
       for (std::size_t k = 0; k < m; ++k) {
         range[base + k] = hits[k].t;
         if (object) object[base + k] = hits[k].object;

@@ -10,7 +10,10 @@ namespace kestrel::render::detail {
 /// The process's Embree device.
 RTCDevice device();
 
-/// Intersects a packet (lanes with valid[k] = -1) and writes the first m hits.
-void trace16(const Scene& s, const int* valid, RTCRayHit16& rh, Hit* out, std::size_t m);
+/// Intersects a packet (lanes with valid[k] = -1) and writes the first m hits. Without
+/// `unit_normals` a hit's normal is left unnormalised (it still faces the ray origin): enough
+/// for depth and range, which never read it.
+void trace16(const Scene& s, const int* valid, RTCRayHit16& rh, Hit* out, std::size_t m,
+             bool unit_normals = true);
 
 }  // namespace kestrel::render::detail

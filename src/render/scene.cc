@@ -372,8 +372,8 @@ void Scene::intersect_single(std::size_t n, const float* o, const float* d, cons
 // Embree's geometry normal of triangle (v0, v1, v2) points like (v1 - v0) × (v2 - v0), the
 // right-hand normal the shapes are wound to point outward with (render/shapes.cc): a ray meets
 // a front face when Ng · dir < 0 (RenderScene tests pin it).
-void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, Hit* out,
-                     std::size_t m) {
+void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, Hit* out, std::size_t m,
+                     bool unit_normals) {
   const auto& im = s.impl();
   alignas(64) int valid[16];
   float tfar[16];
@@ -424,9 +424,12 @@ void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, Hit* 
       }
       if (static_cast<std::size_t>(k) >= m) continue;
       Hit& h = out[k];
-      const float len = std::sqrt(nx * nx + ny * ny + nz * nz);
-      const float inv = len > 0 ? 1.f / len : 0.f;  // faces the ray origin
-      h.nx = nx * inv, h.ny = ny * inv, h.nz = nz * inv;
+      if (unit_normals) {
+        const float len = std::sqrt(nx * nx + ny * ny + nz * nz);
+        const float inv = len > 0 ? 1.f / len : 0.f;  // faces the ray origin
+        nx *= inv, ny *= inv, nz *= inv;
+      }
+      h.nx = nx, h.ny = ny, h.nz = nz;
       h.t = t;
       h.object = object;
     }
