@@ -3,9 +3,9 @@
 // scalar channels in JSON with a JSON Schema.
 #include "kestrel/export/export.h"
 
+#include <fmt/format.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -161,7 +161,6 @@ std::string calibration(const c::CameraReading& r) {
   return m.SerializeAsString();
 }
 
-
 // The lidar's ring nearest the horizontal (the only one of a single-ring lidar): a LaserScan is
 // planar, so a multi-ring lidar's scan is that ring; every ring is in its point cloud.
 std::uint32_t scan_ring(const c::LidarReading& r) {
@@ -279,8 +278,9 @@ struct ExportModel::Impl {
   };
   struct Camera {
     ecs::Entity entity = ecs::kNullEntity;
-    Feed image, info;   // RawImage, CameraCalibration
+    Feed image, info;    // RawImage, CameraCalibration
     Feed depth, points;  // RGBD cameras' depth RawImage; depth and RGBD cameras' PointCloud
+    Feed labels;         // segmentation cameras' labels map RawImage
   };
   struct Lidar {
     ecs::Entity entity = ecs::kNullEntity;
@@ -346,7 +346,8 @@ struct ExportModel::Impl {
       const auto* p = reg.try_get<c::WorldPose>(links[i]);
       if (!p) continue;
       sent[i] = p->value;
-      auto* tr = n < tf_msg.transforms_size() ? tf_msg.mutable_transforms(n) : tf_msg.add_transforms();
+      auto* tr =
+          n < tf_msg.transforms_size() ? tf_msg.mutable_transforms(n) : tf_msg.add_transforms();
       ++n;
       stamp(tr->mutable_timestamp(), t);
       tr->set_parent_frame_id("world");
@@ -512,8 +513,13 @@ ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name) : imp
     if (!t.camera_info.empty()) {
       cam.info.channel = proto(t.camera_info, fg::CameraCalibration::descriptor());
     }
-    if (!t.depth_image.empty()) cam.depth.channel = proto(t.depth_image, fg::RawImage::descriptor());
+    if (!t.depth_image.empty()) {
+      cam.depth.channel = proto(t.depth_image, fg::RawImage::descriptor());
+    }
     if (!t.points.empty()) cam.points.channel = proto(t.points, fg::PointCloud::descriptor());
+    if (!t.labels_map.empty()) {
+      cam.labels.channel = proto(t.labels_map, fg::RawImage::descriptor());
+    }
     impl_->cameras.push_back(cam);
   });
   reg.each<c::LidarTopics>([&](ecs::Entity e, const c::LidarTopics& t) {
@@ -553,7 +559,9 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
   Impl& m = *impl_;
   // Time going back is a reset: the registry was restored, everything is sent again.
   if (ctx.sim_time < m.last_time) {
-    for (auto& cam : m.cameras) cam.image.seq = cam.info.seq = cam.depth.seq = cam.points.seq = 0;
+    for (auto& cam : m.cameras) {
+      cam.image.seq = cam.info.seq = cam.depth.seq = cam.points.seq = cam.labels.seq = 0;
+    }
     for (auto& lidar : m.lidars) lidar.scan.seq = lidar.points.seq = 0;
     for (auto& f : m.json) {
       f.seq = 0;
@@ -596,6 +604,7 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     feed(cam.info, r->sequence, r->stamp, [&] { return calibration(*r); });
     feed(cam.depth, r->sequence, r->stamp, [&] { return raw_image(*r, r->depth); });
     feed(cam.points, r->sequence, r->stamp, [&] { return camera_cloud(*r); });
+    feed(cam.labels, r->sequence, r->stamp, [&] { return raw_image(*r, r->labels); });
   }
   for (auto& lidar : m.lidars) {
     const auto* r = reg.try_get<c::LidarReading>(lidar.entity);
@@ -622,13 +631,13 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
   // Stats and clock change every step and a recorder takes every step: written directly (every
   // value a finite number, an integer or a bool), without building a JSON tree each time.
   if (due(m.stats, true)) {
-    sink(Message{m.stats, ctx.sim_time,
-                 fmt::format(R"({{"sim_time":{},"real_time":{},"rtf":{},"iterations":{},)"
-                             R"("paused":{},"clients":{},"dropped":{},"refused":{}}})",
-                             to_seconds(ctx.sim_time), to_seconds(ctx.stats.real_time),
-                             std::isfinite(ctx.stats.rtf) ? ctx.stats.rtf : 0.0,
-                             ctx.stats.iterations, ctx.stats.paused, ctx.clients, ctx.dropped,
-                             ctx.refused)});
+    sink(Message{
+        m.stats, ctx.sim_time,
+        fmt::format(R"({{"sim_time":{},"real_time":{},"rtf":{},"iterations":{},)"
+                    R"("paused":{},"clients":{},"dropped":{},"refused":{}}})",
+                    to_seconds(ctx.sim_time), to_seconds(ctx.stats.real_time),
+                    std::isfinite(ctx.stats.rtf) ? ctx.stats.rtf : 0.0, ctx.stats.iterations,
+                    ctx.stats.paused, ctx.clients, ctx.dropped, ctx.refused)});
   }
   if (due(m.clock, true)) {
     const std::int64_t ns = ctx.sim_time.count();

@@ -330,6 +330,133 @@ TEST(ExportSensors, LidarScanAndPointCloudsOfAWallAtAKnownDistance) {
 
 // The X3 demo flies for 3 s with a GNSS loss commanded at 1 s: each JSON channel's last message
 // equals its component, and the values move as the world flies.
+// The sensors Gazebo publishes beside images and ranges: a contact sensor on a box that lands,
+// a logical camera seeing it, a segmentation camera's labels map and a bounding box camera's
+// boxes of the labelled box, each equal to its reading.
+TEST(ExportSensors, ContactLogicalCameraLabelsAndBoxesEqualTheirReadings) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("kestrel_export_more_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "w.sdf") << R"(<?xml version="1.0"?>
+<sdf version="1.9"><world name="w">
+  <physics type="ignored"><max_step_size>0.001</max_step_size></physics>
+  <plugin filename="gz-sim-sensors-system" name="gz::sim::systems::Sensors"/>
+  <plugin filename="gz-sim-contact-system" name="gz::sim::systems::Contact"/>
+  <plugin filename="gz-sim-logical-camera-system" name="gz::sim::systems::LogicalCamera"/>
+  <model name="ground"><static>true</static><link name="l">
+    <collision name="plane"><geometry><plane><normal>0 0 1</normal></plane></geometry></collision>
+  </link></model>
+  <model name="box"><pose>3 0 0.3 0 0 0</pose><link name="l">
+    <inertial><mass>1.5</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
+    <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision>
+    <visual name="v"><geometry><box><size>0.2 0.2 0.2</size></box></geometry>
+      <plugin filename="gz-sim-label-system" name="gz::sim::systems::Label"><label>5</label></plugin>
+    </visual>
+    <sensor name="touch" type="contact"><update_rate>100</update_rate><topic>touch</topic>
+      <contact><collision>c</collision></contact></sensor>
+  </link></model>
+  <model name="cams"><static>true</static><pose>0 0 0.1 0 0 0</pose><link name="l">
+    <sensor name="logic" type="logical_camera"><update_rate>10</update_rate><topic>logic</topic>
+      <logical_camera><near>0.1</near><far>10</far><horizontal_fov>1</horizontal_fov>
+      <aspect_ratio>1.3</aspect_ratio></logical_camera></sensor>
+    <sensor name="seg" type="segmentation"><update_rate>10</update_rate><topic>seg</topic><camera>
+      <horizontal_fov>1</horizontal_fov><image><width>32</width><height>24</height></image>
+      <clip><near>0.1</near><far>100</far></clip></camera></sensor>
+    <sensor name="bb" type="boundingbox_camera"><update_rate>10</update_rate><topic>bb</topic><camera>
+      <horizontal_fov>1</horizontal_fov><image><width>32</width><height>24</height></image>
+      <clip><near>0.1</near><far>100</far></clip><box_type>2d</box_type></camera></sensor>
+  </link></model>
+</world></sdf>)";
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(dir / "w.sdf", runner);
+  runner.registry().set<components::RenderSettings>(runner.world(), {true, 1});
+  runner.configure();
+  ExportModel model(runner.registry(), "w");
+  fs::remove_all(dir);
+  auto& reg = runner.registry();
+  std::map<std::string, const Channel*> by_topic;
+  for (const auto& ch : model.channels()) by_topic[ch.topic] = &ch;
+  ASSERT_TRUE(by_topic.count("/touch"));
+  ASSERT_TRUE(by_topic.count("/logic"));
+  ASSERT_TRUE(by_topic.count("/seg/labels_map"));
+  ASSERT_TRUE(by_topic.count("/bb"));
+  EXPECT_EQ(by_topic["/touch"]->schema_name, "kestrel.Contacts");
+  EXPECT_EQ(by_topic["/logic"]->schema_name, "kestrel.LogicalCameraImage");
+  EXPECT_EQ(by_topic["/seg/labels_map"]->schema_name, "foxglove.RawImage");
+  EXPECT_EQ(by_topic["/bb"]->schema_name, "kestrel.AnnotatedAxisAligned2DBox_V");
+  for (const char* t : {"/touch", "/logic", "/bb"}) {
+    EXPECT_TRUE(nlohmann::json::parse(by_topic[t]->schema).is_object()) << t;
+  }
+  std::map<std::string, std::string> last;
+  std::map<std::string, int> count;
+  fly(runner, model, 1500, [&](Message&& m) {
+    const auto& ch = model.channels()[m.channel - 1];
+    last[ch.topic] = m.data;
+    ++count[ch.topic];
+  });
+  auto entity = [&](const std::string& scoped) {
+    ecs::Entity found = ecs::kNullEntity;
+    reg.each<components::Sensor>([&](ecs::Entity e, const components::Sensor&) {
+      if (reg.scoped_name(e) == scoped) found = e;
+    });
+    return found;
+  };
+  // Contact: one message per sample (100 Hz over 1.5 s); the box has landed and rests on the
+  // ground, its weight shared by the points.
+  const auto& cr = reg.get<components::ContactReading>(entity("w::box::l::touch"));
+  EXPECT_EQ(count["/touch"], static_cast<int>(cr.sequence));
+  const auto cj = nlohmann::json::parse(last["/touch"]);
+  ASSERT_EQ(cr.contacts.size(), 1u);
+  ASSERT_EQ(cj["contact"].size(), 1u);
+  const auto& k = cj["contact"][0];
+  EXPECT_EQ(k["collision1"]["name"], "w::box::l::c");
+  EXPECT_EQ(k["collision2"]["name"], "w::ground::l::plane");
+  ASSERT_EQ(k["position"].size(), cr.contacts[0].positions.size());
+  ASSERT_EQ(k["wrench"].size(), cr.contacts[0].forces.size());
+  double weight = 0;
+  for (std::size_t i = 0; i < cr.contacts[0].forces.size(); ++i) {
+    EXPECT_EQ(k["position"][i]["z"].get<double>(), cr.contacts[0].positions[i].Z());
+    EXPECT_EQ(k["depth"][i].get<double>(), cr.contacts[0].depths[i]);
+    const double fz = k["wrench"][i]["body_1_wrench"]["force"]["z"].get<double>();
+    EXPECT_EQ(fz, cr.contacts[0].forces[i].Z());
+    EXPECT_EQ(k["wrench"][i]["body_2_wrench"]["force"]["z"].get<double>(), -fz);
+    weight += fz;
+  }
+  EXPECT_NEAR(weight, 1.5 * 9.8, 0.05 * 1.5 * 9.8);  // the ground holds the box up
+  // Logical camera: the box (and the ground, whose origin is in view) with their poses.
+  const auto& lr = reg.get<components::LogicalCameraReading>(entity("w::cams::l::logic"));
+  const auto lj = nlohmann::json::parse(last["/logic"]);
+  ASSERT_EQ(lj["model"].size(), lr.models.size());
+  bool saw_box = false;
+  for (std::size_t i = 0; i < lr.models.size(); ++i) {
+    EXPECT_EQ(lj["model"][i]["name"], lr.models[i].name);
+    EXPECT_EQ(lj["model"][i]["pose"]["position"]["x"].get<double>(), lr.models[i].pose.Pos().X());
+    if (lr.models[i].name == "box") {
+      saw_box = true;
+      EXPECT_NEAR(lr.models[i].pose.Pos().X(), 3, 1e-9);
+    }
+  }
+  EXPECT_TRUE(saw_box);
+  // Segmentation: the labels map as the reading has it; the box's pixels carry label 5.
+  const auto& sr = reg.get<components::CameraReading>(entity("w::cams::l::seg"));
+  foxglove::RawImage labels;
+  ASSERT_TRUE(labels.ParseFromString(last["/seg/labels_map"]));
+  EXPECT_EQ(labels.encoding(), "rgb8");
+  EXPECT_EQ(labels.width(), 32u);
+  EXPECT_EQ(labels.data(), std::string(sr.labels.data.begin(), sr.labels.data.end()));
+  EXPECT_NE(labels.data().find('\x05'), std::string::npos);
+  EXPECT_EQ(count["/seg/labels_map"], static_cast<int>(sr.sequence));
+  // Bounding boxes: the box's, corners in pixels, as the reading.
+  const auto& br = reg.get<components::CameraReading>(entity("w::cams::l::bb"));
+  const auto bj = nlohmann::json::parse(last["/bb"]);
+  ASSERT_EQ(br.boxes_2d.size(), 1u);
+  ASSERT_EQ(bj["annotated_box"].size(), 1u);
+  EXPECT_EQ(bj["annotated_box"][0]["label"], 5);
+  EXPECT_EQ(bj["annotated_box"][0]["box"]["min_corner"]["x"].get<double>(), br.boxes_2d[0].min_x);
+  EXPECT_EQ(bj["annotated_box"][0]["box"]["max_corner"]["y"].get<double>(), br.boxes_2d[0].max_y);
+  EXPECT_LT(br.boxes_2d[0].min_x, br.boxes_2d[0].max_x);
+}
+
 TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {
   sim::Runner runner(sim::Runner::Options{});
   world::load_world_into_runner(fs::path(KESTREL_SOURCE_DIR) / "worlds/x3_mission.sdf", runner);

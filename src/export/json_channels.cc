@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "kestrel/components/camera.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/sensors.h"
@@ -29,10 +30,11 @@ json integer(const std::string& description) {
   return {{"type", "integer"}, {"description", description}};
 }
 json vec_schema(const std::string& description) {
-  return {{"type", "object"},
-          {"description", description},
-          {"properties",
-           {{"x", {{"type", "number"}}}, {"y", {{"type", "number"}}}, {"z", {{"type", "number"}}}}}};
+  return {
+      {"type", "object"},
+      {"description", description},
+      {"properties",
+       {{"x", {{"type", "number"}}}, {"y", {{"type", "number"}}}, {"z", {{"type", "number"}}}}}};
 }
 std::string schema(const std::string& title, const std::string& description, json properties) {
   return json{{"title", title},
@@ -176,12 +178,92 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
             j["temperature"] = r.temperature;
             j["density"] = r.density;
           }));
+    } else if (s.type == "contact") {
+      // As Gazebo's Contacts message: collision1 is the sensor's own collision, each point's
+      // wrench the force on it (body_1) and its reaction (body_2), world frame.
+      feeds.push_back(sensor_feed<c::ContactReading>(
+          e,
+          add(topic, "kestrel.Contacts",
+              schema(
+                  "kestrel.Contacts",
+                  "Contact sensor sample: the pairs touching now (empty when none)",
+                  {{"contact",
+                    {{"type", "array"},
+                     {"items",
+                      {{"type", "object"},
+                       {"properties",
+                        {{"collision1",
+                          {{"type", "object"}, {"description", "the sensor's collision (name)"}}},
+                         {"collision2",
+                          {{"type", "object"}, {"description", "the collision it touches (name)"}}},
+                         {"position", {{"type", "array"}, {"description", "world [m]"}}},
+                         {"normal",
+                          {{"type", "array"},
+                           {"description", "unit, world, from collision2 into collision1"}}},
+                         {"depth", {{"type", "array"}, {"description", "penetration [m]"}}},
+                         {"wrench",
+                          {{"type", "array"},
+                           {"description",
+                            "per point: body_1_wrench.force on collision1, body_2_wrench.force "
+                            "its reaction, world [N]"}}}}}}}}},
+                   {"began", {{"type", "array"}, {"description", "pairs that began touching"}}},
+                   {"ended",
+                    {{"type", "array"}, {"description", "pairs that stopped touching"}}}})),
+          [](const c::ContactReading& r, json& j) {
+            j["contact"] = json::array();
+            for (const auto& k : r.contacts) {
+              json cm = {{"collision1", {{"name", k.collision_name}}},
+                         {"collision2", {{"name", k.other_name}}},
+                         {"position", json::array()},
+                         {"normal", json::array()},
+                         {"depth", k.depths},
+                         {"wrench", json::array()}};
+              for (const auto& v : k.positions) cm["position"].push_back(vec(v));
+              for (const auto& v : k.normals) cm["normal"].push_back(vec(v));
+              for (const auto& f : k.forces) {
+                cm["wrench"].push_back({{"body_1_wrench", {{"force", vec(f)}}},
+                                        {"body_2_wrench", {{"force", vec(-f)}}}});
+              }
+              j["contact"].push_back(std::move(cm));
+            }
+            auto pairs = [](const std::vector<c::ContactEvent>& evs) {
+              json a = json::array();
+              for (const auto& ev : evs) {
+                a.push_back({{"collision1", ev.collision_name}, {"collision2", ev.other_name}});
+              }
+              return a;
+            };
+            j["began"] = pairs(r.began);
+            j["ended"] = pairs(r.ended);
+          }));
+    } else if (s.type == "logical_camera") {
+      feeds.push_back(sensor_feed<c::LogicalCameraReading>(
+          e,
+          add(topic, "kestrel.LogicalCameraImage",
+              schema("kestrel.LogicalCameraImage",
+                     "Logical camera sample: the models whose origin is in its frustum",
+                     {{"pose", {{"type", "object"}, {"description", "the sensor in the world"}}},
+                      {"model",
+                       {{"type", "array"},
+                        {"description",
+                         "name (scoped, without the world) and pose in the sensor frame"}}}})),
+          [](const c::LogicalCameraReading& r, json& j) {
+            j["pose"] = {{"position", vec(r.pose.Pos())}, {"orientation", quat(r.pose.Rot())}};
+            j["model"] = json::array();
+            for (const auto& m : r.models) {
+              j["model"].push_back(
+                  {{"name", m.name},
+                   {"pose",
+                    {{"position", vec(m.pose.Pos())}, {"orientation", quat(m.pose.Rot())}}}});
+            }
+          }));
     } else if (s.type == "force_torque") {
       feeds.push_back(sensor_feed<c::ForceTorqueReading>(
           e,
           add(topic, "kestrel.Wrench",
-              schema("kestrel.Wrench", "Force-torque sample in the sensor's <frame>",
-                     {{"force", vec_schema("[N]")}, {"torque", vec_schema("about the joint [N·m]")}})),
+              schema(
+                  "kestrel.Wrench", "Force-torque sample in the sensor's <frame>",
+                  {{"force", vec_schema("[N]")}, {"torque", vec_schema("about the joint [N·m]")}})),
           [](const c::ForceTorqueReading& r, json& j) {
             j["force"] = vec(r.force);
             j["torque"] = vec(r.torque);
@@ -189,10 +271,56 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
     }
   });
 
+  // A bounding box camera's boxes, as Gazebo's AnnotatedAxisAligned2DBox_V /
+  // AnnotatedOriented3DBox_V name them.
+  reg.each<c::CameraTopics>([&](ecs::Entity e, const c::CameraTopics& t) {
+    if (t.boxes.empty()) return;
+    const std::string topic = absolute(t.boxes);
+    if (t.boxes_3d) {
+      feeds.push_back(sensor_feed<c::CameraReading>(
+          e,
+          add(topic, "kestrel.AnnotatedOriented3DBox_V",
+              schema("kestrel.AnnotatedOriented3DBox_V",
+                     "3D boxes of the labelled models seen, in the camera's view frame (x right, "
+                     "y up, z backwards) [m]",
+                     {{"annotated_box",
+                       {{"type", "array"},
+                        {"description", "{box {center, boxSize, orientation}, label}"}}}})),
+          [](const c::CameraReading& r, json& j) {
+            j["annotated_box"] = json::array();
+            for (const auto& b : r.boxes_3d) {
+              j["annotated_box"].push_back({{"box",
+                                             {{"center", vec(b.center)},
+                                              {"boxSize", vec(b.size)},
+                                              {"orientation", quat(b.orientation)}}},
+                                            {"label", b.label}});
+            }
+          }));
+    } else {
+      feeds.push_back(sensor_feed<c::CameraReading>(
+          e,
+          add(topic, "kestrel.AnnotatedAxisAligned2DBox_V",
+              schema("kestrel.AnnotatedAxisAligned2DBox_V",
+                     "2D boxes of the labelled models seen, image corners [px]",
+                     {{"annotated_box",
+                       {{"type", "array"},
+                        {"description", "{box {min_corner {x, y}, max_corner {x, y}}, label}"}}}})),
+          [](const c::CameraReading& r, json& j) {
+            j["annotated_box"] = json::array();
+            for (const auto& b : r.boxes_2d) {
+              j["annotated_box"].push_back({{"box",
+                                             {{"min_corner", {{"x", b.min_x}, {"y", b.min_y}}},
+                                              {"max_corner", {{"x", b.max_x}, {"y", b.max_y}}}}},
+                                            {"label", b.label}});
+            }
+          }));
+    }
+  });
+
   const std::string actuators_schema =
       schema("kestrel.Actuators", "Rotor speeds by actuator_number",
-             {{"velocity", {{"type", "array"}, {"items", {{"type", "number"}}},
-                            {"description", "[rad/s]"}}}});
+             {{"velocity",
+               {{"type", "array"}, {"items", {{"type", "number"}}}, {"description", "[rad/s]"}}}});
   reg.each<c::Model>([&](ecs::Entity e, const c::Model&) {
     if (const auto* t = reg.try_get<c::BatteryTopic>(e); t && !t->topic.empty()) {
       feeds.push_back(state_feed<c::Battery>(
@@ -211,16 +339,11 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                       {"draining", {{"type", "boolean"}}},
                       {"charging", {{"type", "boolean"}}}})),
           [](const c::Battery& b, json& j) {
-            j = {{"voltage", b.voltage},
-                 {"open_circuit_voltage", b.open_circuit_voltage},
-                 {"current", b.current},
-                 {"charge", b.charge},
-                 {"capacity", b.capacity},
-                 {"percentage", b.percentage},
-                 {"power", b.power},
-                 {"energy_used", b.energy_used},
-                 {"empty", b.empty},
-                 {"draining", b.draining},
+            j = {{"voltage", b.voltage},   {"open_circuit_voltage", b.open_circuit_voltage},
+                 {"current", b.current},   {"charge", b.charge},
+                 {"capacity", b.capacity}, {"percentage", b.percentage},
+                 {"power", b.power},       {"energy_used", b.energy_used},
+                 {"empty", b.empty},       {"draining", b.draining},
                  {"charging", b.charging}};
           }));
     }
@@ -229,9 +352,9 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
           e,
           add(absolute(t->topic), "kestrel.Mission",
               schema("kestrel.Mission", "MulticopterMission progress",
-                     {{"phase", {{"type", "string"},
-                                 {"description",
-                                  "idle, takeoff, waypoint, hold, land, completed, failed"}}},
+                     {{"phase",
+                       {{"type", "string"},
+                        {"description", "idle, takeoff, waypoint, hold, land, completed, failed"}}},
                       {"item", integer("current mission item (-1 before the start)")},
                       {"waypoint", integer("current waypoint (-1 before the first)")},
                       {"waypoint_count", integer("waypoints in the mission")},
@@ -257,12 +380,16 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
     if (const auto* t = reg.try_get<c::RotorVelocityTopic>(e); t && !t->topic.empty()) {
       feeds.push_back(state_feed<c::RotorVelocities>(
           e, add(absolute(t->topic), "kestrel.Actuators", actuators_schema),
-          [](const c::RotorVelocities& v, json& j) { j["velocity"] = velocity_array(v.velocity); }));
+          [](const c::RotorVelocities& v, json& j) {
+            j["velocity"] = velocity_array(v.velocity);
+          }));
     }
     if (const auto* t = reg.try_get<c::ActuatorCommandTopic>(e); t && !t->topic.empty()) {
       feeds.push_back(state_feed<c::ActuatorCommands>(
           e, add(absolute(t->topic), "kestrel.Actuators", actuators_schema),
-          [](const c::ActuatorCommands& v, json& j) { j["velocity"] = velocity_array(v.velocity); }));
+          [](const c::ActuatorCommands& v, json& j) {
+            j["velocity"] = velocity_array(v.velocity);
+          }));
     }
   });
 
@@ -273,12 +400,13 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
         add(topic, "kestrel.Faults",
             schema("kestrel.Faults", "Faults FaultInjection applied so far",
                    {{"count", integer("faults applied")},
-                    {"events", {{"type", "array"},
-                                {"items",
-                                 {{"type", "object"},
-                                  {"properties",
-                                   {{"time", number("sim time applied [s]")},
-                                    {"description", {{"type", "string"}}}}}}}}}})),
+                    {"events",
+                     {{"type", "array"},
+                      {"items",
+                       {{"type", "object"},
+                        {"properties",
+                         {{"time", number("sim time applied [s]")},
+                          {"description", {{"type", "string"}}}}}}}}}})),
         [](const c::FaultLog& log, json& j) {
           j["count"] = log.events.size();
           j["events"] = json::array();
