@@ -1,18 +1,24 @@
-// PX4's rovers from ../shared (models/px4/models) drive when PX4's wheel command is published:
-// the ignition.msgs.Actuators PX4 sends on /model/M/command/motor_speed, velocity[n] for the
-// JointController of actuator n, all at one wheel speed, moves each rover straight ahead along
-// its +X at about the wheels' rim speed. Runs inside scripts/netns like the other transport tests
-// (own IGN_PARTITION); skips visibly without ../shared.
+// PX4's rovers from ../shared (models/px4/models) drive when the commands PX4 sends are
+// published: the ignition.msgs.Actuators on /model/M/command/motor_speed (velocity[n] for the
+// JointController of actuator n; PX4's airframe reverses some, SIM_GZ_WH_REV: r1_rover's right
+// wheels) and the steering angle as an ignition.msgs.Double on /model/M/servo_0 (the Ackermann
+// rover's JointPositionControllers). Each rover's wheels turn at the commanded speed and it
+// drives straight ahead at their rim speed (wheel radius × wheel speed) within 1 %. Runs inside
+// scripts/netns like the other transport tests (own IGN_PARTITION); skips visibly without
+// ../shared.
 //
-// Measured shares of the rim speed: rover_differential, rover_ackermann and rover_mecanum 0.99 or
-// more; r1_rover 0.15 to 0.33, depending on when the command first arrives (its wheels slip on
-// MuJoCo's soft contact made from their kp 1e6 / kd 100). PX4's lawnmower is not here: its wheels turn as commanded, but it stays on its
-// frictionless casters (docs/compatibility.md, "PX4 rovers").
+// Before the contact damping of src/physics/README.md ("Contact stiffness and damping") the
+// lawnmower did not move (undamped capped wheel contacts); r1_rover had been commanded without
+// PX4's reversal, spinning its sides against each other. Turning: docs/compatibility.md,
+// "PX4 rovers".
 #include <ignition/msgs/actuators.pb.h>
+#include <ignition/msgs/double.pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
@@ -25,17 +31,86 @@ namespace {
 using namespace kestrel::transport::test_support;  // NOLINT: the fixture and its aliases
 
 struct Rover {
-  const char* model;  // folder in ../shared/models/px4/models
-  const char* name;   // the <model name> in its model.sdf
-  int actuators;      // how many velocity entries its JointControllers read
-  double radius;      // its driven wheels' radius [m]
-  const char* joint;  // one of its driven wheel joints
-  double share;       // the least share of the rim speed it must reach ahead
+  const char* model;       // folder in ../shared/models/px4/models
+  const char* name;        // the <model name> in its model.sdf
+  double step;             // the step of PX4's world for it [s] (rover.sdf 0.002, lawn.sdf 0.004)
+  int actuators;           // how many velocity entries its JointControllers read
+  std::vector<int> left;   // actuator numbers of its left wheels (empty: steered by servo_0)
+  std::vector<int> reversed;  // actuators PX4 sends reversed (its airframe's SIM_GZ_WH_REV)
+  double radius;           // its driven wheels' radius [m]
+  const char* joint;       // one of its driven wheel joints (a left one)
+  const char* steering;    // Ackermann: the steered wheel's joint, else ""
+  double track;            // differential: distance between left and right wheels [m]
+  double wheelbase;        // Ackermann: front wheel to rear axle [m]
+  double yaw_low, yaw_high;  // measured yaw rate over the kinematic one: the bounds it meets
 };
 
-class Px4RoverTest : public TransportTest, public ::testing::WithParamInterface<Rover> {};
+class Px4RoverTest : public TransportTest, public ::testing::WithParamInterface<Rover> {
+ protected:
+  struct State {
+    double t;           // sim time [s]
+    ignition::math::Pose3d pose;  // base_link's world pose
+    double wheel;       // the driven joint's speed [rad/s]
+    double steer;       // the steering joint's angle [rad] (0 without one)
+  };
+  State state() {
+    const Rover& r = GetParam();
+    const std::string base = std::string("rw::") + r.name + "::base_link";
+    const std::string wheel = std::string("rw::") + r.name + "::" + r.joint;
+    const std::string steering = std::string("rw::") + r.name + "::" + r.steering;
+    return *detail::on_step_thread<State>(
+        *runner_,
+        [&](sim::Runner& run) {
+          auto& reg = run.registry();
+          const auto* p = reg.try_get<c::WorldPose>(reg.find_scoped(base));
+          const auto* v = reg.try_get<c::JointVelocity>(reg.find_scoped(wheel));
+          const auto* q =
+              *r.steering ? reg.try_get<c::JointPosition>(reg.find_scoped(steering)) : nullptr;
+          return State{to_seconds(run.info().sim_time),
+                       p ? p->value : ignition::math::Pose3d::Zero,
+                       v && !v->data.empty() ? v->data[0] : 0.0,
+                       q && !q->data.empty() ? q->data[0] : 0.0};
+        },
+        std::chrono::seconds(5));
+  }
+  // Publishes `send` every 2 ms of wall time until `seconds` of sim time passed; returns the
+  // first and last state and the yaw turned (unwrapped) between them.
+  struct Span {
+    State from, to;
+    double yaw;    // [rad]
+    double wheel;  // the driven joint's mean speed over the samples [rad/s]
+  };
+  Span hold(const std::function<void()>& send, double seconds) {
+    Span s{state(), {}, 0, 0};
+    State last = s.from;
+    int samples = 0;
+    for (int i = 0; i < 20000; ++i) {
+      send();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      const State now = state();
+      s.yaw += std::remainder(now.pose.Rot().Yaw() - last.pose.Rot().Yaw(), 2 * M_PI);
+      last = now;
+      s.wheel += now.wheel;
+      ++samples;
+      if (now.t >= s.from.t + seconds) break;
+    }
+    s.to = last;
+    s.wheel /= std::max(samples, 1);
+    return s;
+  }
+  // Publishes `send` until `reached` holds for the state (the command arrived and the wheels
+  // follow it: the world runs faster than transport delivers).
+  bool until(const std::function<void()>& send, const std::function<bool(const State&)>& reached) {
+    for (int i = 0; i < 2000; ++i) {
+      send();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (reached(state())) return true;
+    }
+    return false;
+  }
+};
 
-TEST_P(Px4RoverTest, DrivesStraightAheadOnItsMotorSpeedTopic) {
+TEST_P(Px4RoverTest, DrivesAheadAtItsWheelsRimSpeed) {
   const Rover& r = GetParam();
   const auto dir = std::filesystem::path(KESTREL_SHARED_DIR) / "models/px4/models" / r.model;
   if (!std::filesystem::exists(dir / "model.sdf")) {
@@ -44,85 +119,79 @@ TEST_P(Px4RoverTest, DrivesStraightAheadOnItsMotorSpeedTopic) {
   world_text_ = std::string(R"(<?xml version="1.0"?>
 <sdf version="1.9">
   <world name="rw">
-    <physics type="ode"><max_step_size>0.002</max_step_size><real_time_factor>0</real_time_factor></physics>
+    <physics type="ode"><max_step_size>)") +
+                std::to_string(r.step) + R"(</max_step_size><real_time_factor>0</real_time_factor></physics>
     <model name="ground"><static>true</static>
       <link name="link"><collision name="c"><geometry><plane><normal>0 0 1</normal></plane>
       </geometry></collision></link>
     </model>
-    <include><uri>)") +
-                dir.string() +
+    <include><uri>)" + dir.string() +
                 R"(</uri><pose>0 0 0.3 0 0 0</pose></include>
   </world>
 </sdf>)";
   start(false);
-  const std::string base = std::string("rw::") + r.name + "::base_link";
-  const auto state = [&] {
-    return *detail::on_step_thread<std::pair<double, ignition::math::Pose3d>>(
-        *runner_,
-        [&](sim::Runner& run) {
-          const auto* p = run.registry().try_get<c::WorldPose>(run.registry().find_scoped(base));
-          return std::make_pair(to_seconds(run.info().sim_time),
-                                p ? p->value : ignition::math::Pose3d::Zero);
-        },
-        std::chrono::seconds(5));
-  };
-  // Settle on the ground, command every actuator to 10 rad/s until the wheel turns at it (the
-  // world runs faster than transport's discovery), then measure over 2 s of sim time.
+  // Settle on the ground, then command every actuator to 10 rad/s until the wheel turns at it
+  // (the world runs faster than transport's discovery; a force-controlled wheel takes time).
   ASSERT_TRUE(wait_for([&](sim::Runner& run) { return to_seconds(run.info().sim_time) > 1.0; }));
   constexpr double kOmega = 10;  // rad/s
-  msgs::Actuators a;
-  for (int i = 0; i < r.actuators; ++i) a.add_velocity(kOmega);
-  auto cmd =
+  auto motors =
       node_->Advertise<msgs::Actuators>("/model/" + std::string(r.name) + "/command/motor_speed");
-  const std::string wheel = std::string("rw::") + r.name + "::" + r.joint;
-  const auto wheel_speed = [&] {
-    return *detail::on_step_thread<double>(
-        *runner_,
-        [&](sim::Runner& run) {
-          const auto* v =
-              run.registry().try_get<c::JointVelocity>(run.registry().find_scoped(wheel));
-          return v && !v->data.empty() ? v->data[0] : 0.0;
-        },
-        std::chrono::seconds(5));
+  auto servo = node_->Advertise<msgs::Double>("/model/" + std::string(r.name) + "/servo_0");
+  const auto wheels = [&](double left, double right, double steer) {
+    msgs::Actuators a;
+    for (int i = 0; i < r.actuators; ++i) {
+      const bool is_left = std::find(r.left.begin(), r.left.end(), i) != r.left.end();
+      const bool reversed = std::find(r.reversed.begin(), r.reversed.end(), i) != r.reversed.end();
+      a.add_velocity((reversed ? -1 : 1) * (is_left ? left : right));
+    }
+    return [=, &motors, &servo] {
+      motors.Publish(a);
+      msgs::Double d;
+      d.set_data(steer);
+      servo.Publish(d);
+    };
   };
-  bool turning = false;
-  for (int i = 0; i < 1000 && !turning; ++i) {
-    cmd.Publish(a);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    turning =
-        std::abs(wheel_speed() - kOmega) < 0.02 * kOmega;  // force-commanded wheels approach it
-  }
-  ASSERT_TRUE(turning) << wheel << " never turned at the commanded speed: " << wheel_speed();
-  const auto [t0, p0] = state();
-  double t = t0;
-  ignition::math::Pose3d p = p0;
-  for (int i = 0; i < 3000 && t < t0 + 2.0; ++i) {
-    cmd.Publish(a);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    std::tie(t, p) = state();
-  }
-  ASSERT_GE(t, t0 + 2.0) << "the world did not run";
-  // Along the rover's initial heading and across it, in the ground plane.
-  const auto d = p.Pos() - p0.Pos();
-  const double yaw = p0.Rot().Yaw();
-  const double ahead = d.X() * std::cos(yaw) + d.Y() * std::sin(yaw);
-  const double across = -d.X() * std::sin(yaw) + d.Y() * std::cos(yaw);
-  const double rim = kOmega * r.radius * (t - t0);  // no slip, no spin-up
-  std::cout << r.model << ": " << ahead << " m ahead in " << t - t0 << " s, " << ahead / rim
-            << " of the wheels' rim speed\n";
-  EXPECT_GT(ahead, r.share * rim) << r.model << " moved " << d << " in " << t - t0 << " s";
-  EXPECT_LT(ahead, 1.05 * rim) << r.model;
-  EXPECT_LT(std::abs(across), 0.1 * rim) << r.model;
-  EXPECT_LT(std::abs(std::remainder(p.Rot().Yaw() - yaw, 2 * M_PI)), 0.1) << r.model;
+  const auto ahead_cmd = wheels(kOmega, kOmega, 0);
+  ASSERT_TRUE(until(ahead_cmd, [&](const State& s) {
+    return std::abs(s.wheel - kOmega) < 0.02 * kOmega;
+  })) << r.joint << " never turned at the commanded speed: " << state().wheel;
+
+  // Ahead: 1 s to reach the speed, then 2 s measured along the initial heading.
+  hold(ahead_cmd, 1.0);
+  const Span a = hold(ahead_cmd, 2.0);
+  ASSERT_GE(a.to.t, a.from.t + 2.0) << "the world did not run";
+  const auto d = a.to.pose.Pos() - a.from.pose.Pos();
+  const double yaw0 = a.from.pose.Rot().Yaw();
+  const double ahead = d.X() * std::cos(yaw0) + d.Y() * std::sin(yaw0);
+  const double across = -d.X() * std::sin(yaw0) + d.Y() * std::cos(yaw0);
+  // The wheels turn at the command (a force-controlled wheel within its PI's offset: the
+  // lawnmower's i_max leaves 1 %), and the rover advances at their rim speed.
+  const double rim = a.wheel * r.radius;  // [m/s]
+  const double speed = ahead / (a.to.t - a.from.t);
+  std::cout << r.model << ": " << speed << " m/s ahead, " << speed / rim
+            << " of the wheels' rim speed " << rim << " m/s (wheel " << a.wheel
+            << " rad/s); across " << across << " m, yaw " << a.yaw << " rad\n";
+  EXPECT_NEAR(a.wheel, kOmega, 0.02 * kOmega) << r.model;
+  EXPECT_NEAR(speed / rim, 1, 0.01) << r.model << " moved " << d;
+  EXPECT_LT(std::abs(across), 0.01 * rim * (a.to.t - a.from.t)) << r.model;
+  EXPECT_LT(std::abs(a.yaw), 0.01) << r.model;
 }
 
+// Tracks and wheelbases from each model.sdf: rover_differential's rear wheels at y = ±0.3 m,
+// rover_ackermann's front wheel 0.5 m ahead of its rear axle, rover_mecanum's wheels at ±0.3 m,
+// r1_rover's at ±0.16317 m, the lawnmower's at ±0.45 m.
 INSTANTIATE_TEST_SUITE_P(
     Zoo, Px4RoverTest,
     ::testing::Values(
-        Rover{"rover_differential", "rover_differential", 2, 0.1, "wheel_rear_left_joint", 0.9},
-        Rover{"rover_ackermann", "rover_ackermann", 1, 0.1, "wheel_rear_left_joint", 0.9},
-        Rover{"rover_mecanum", "rover_mecanum", 4, 0.1, "wheel_rear_left_joint", 0.9},
-        Rover{"r1_rover", "r1_rover", 2, 0.0686, "motor_0", 0.1}),
+        Rover{"rover_differential", "rover_differential", 0.002, 2, {1}, {}, 0.1,
+              "wheel_rear_left_joint", "", 0.6, 0, 0.9, 1.1},
+        Rover{"rover_ackermann", "rover_ackermann", 0.002, 1, {}, {}, 0.1, "wheel_rear_left_joint",
+              "wheel_front_steering_joint", 0, 0.5, 0.9, 1.1},
+        Rover{"rover_mecanum", "rover_mecanum", 0.002, 4, {0, 2}, {}, 0.1, "wheel_rear_left_joint",
+              "", 0.6, 0, 0.3, 1.1},
+        Rover{"r1_rover", "r1_rover", 0.002, 2, {1}, {0}, 0.0686, "motor_0", "", 0.32634, 0, 0.3, 1.1},
+        Rover{"lawnmower", "zero_turn_mower", 0.004, 2, {1}, {}, 0.22, "left_wheel_joint", "", 0.9, 0,
+              0.9, 1.1}),
     [](const auto& info) { return std::string(info.param.model); });
 
 }  // namespace

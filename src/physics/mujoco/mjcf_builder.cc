@@ -828,7 +828,11 @@ class Builder {
     if (s.kp || s.kd) {
       // Direct stiffness/damping (negative solref) per unit mass of the link: MuJoCo's
       // reference acceleration is −b·v − k·r, so k = kp/m, b = kd/m. Stiffness is capped so
-      // the contact's time constant stays above two steps (MuJoCo's stability rule).
+      // the contact's time constant stays above two steps (MuJoCo's stability rule); a capped
+      // contact is damped at least critically (b = 2·√k, MuJoCo's dampratio 1), which makes it
+      // MuJoCo's solref "2·dt 1": a spring stiffer than the step resolves does not ring under
+      // ODE's implicit step, and the damping is also what removes slip in MuJoCo's friction
+      // rows (src/physics/README.md, "Contact stiffness and damping").
       const double m = link_mass(li.link);
       if (m <= 0) {
         issue(Severity::kWarning, g,
@@ -836,9 +840,12 @@ class Builder {
         return;
       }
       double k = s.kp.value_or(0) / m;
-      const double b = s.kd.value_or(0) / m;
+      double b = s.kd.value_or(0) / m;
       const double k_max = 1.0 / (4 * dt_ * dt_);
-      if (k > k_max) k = k_max;
+      if (k > k_max) {
+        k = k_max;
+        b = std::max(b, 2 * std::sqrt(k));
+      }
       el->SetAttribute("solref", fmt::format("{} {}", -k, -b).c_str());
     }
   }

@@ -130,6 +130,28 @@ TEST(MjcfBuilder, SelfCollideOffExcludesLinkPairsOfAModel) {
   EXPECT_THAT(build_mjcf(w.r(), w.world()).xml, ::testing::Not(HasSubstr("exclude")));
 }
 
+// kp/kd become MuJoCo's direct solref per unit link mass (k = kp/m, b = kd/m); a stiffness
+// above MuJoCo's two-step limit 1/(4 dt²) is capped there and then damped at least critically,
+// b = 2·√k (PX4's kp 1e8 without kd), which is MuJoCo's standard solref "2·dt 1".
+TEST(MjcfBuilder, ContactStiffnessIsCappedAndTheCappedContactCriticallyDamped) {
+  TestWorld w;  // 1 ms steps: the cap is 1/(4e-6) = 250000
+  const auto model = w.model("m", Pose3d::Zero);
+  const auto soft = w.link(model, "soft", Pose3d::Zero, 2, {0.1, 0.1, 0.1});
+  const auto hard = w.link(model, "hard", Pose3d(1, 0, 0, 0, 0, 0), 2, {0.1, 0.1, 0.1});
+  const auto damped = w.link(model, "damped", Pose3d(2, 0, 0, 0, 0, 0), 2, {0.1, 0.1, 0.1});
+  c::Surface s;
+  s.kp = 1e4;  // uncapped: 5000, kd as given (0)
+  w.collision(soft, "c", c::Geometry{c::SphereShape{0.1}}, Pose3d::Zero, s);
+  s.kp = 1e8;  // capped: 250000, damped 2·√250000 = 1000
+  w.collision(hard, "c", c::Geometry{c::SphereShape{0.1}}, Pose3d::Zero, s);
+  s.kd = 4000;  // capped, but kd/m = 2000 is above critical and kept
+  w.collision(damped, "c", c::Geometry{c::SphereShape{0.1}}, Pose3d::Zero, s);
+  const auto xml = build_mjcf(w.r(), w.world()).xml;
+  EXPECT_THAT(xml, HasSubstr(R"(solref="-5000 -0")"));
+  EXPECT_THAT(xml, HasSubstr(R"(solref="-250000 -1000")"));
+  EXPECT_THAT(xml, HasSubstr(R"(solref="-250000 -2000")"));
+}
+
 TEST(MjcfBuilder, JointLimitsDampingFrictionSpring) {
   TestWorld w;
   const auto model = w.model("m", Pose3d::Zero);
