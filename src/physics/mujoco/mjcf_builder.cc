@@ -453,6 +453,10 @@ class Builder {
         const double lo = ax.lower < ax.upper ? ax.lower : std::nextafter(ax.lower, -1e300);
         const double hi = ax.lower < ax.upper ? ax.upper : std::nextafter(ax.upper, 1e300);
         el->SetAttribute("range", fmt::format("{} {}", lo, hi).c_str());
+        // As stiff as MuJoCo allows (two steps, as the welds): DART and ODE hold limits as
+        // hard constraints, and MuJoCo's default (0.02 s) let a PID-driven steering joint of
+        // PX4's rover_ackermann swing 2 rad past its 0.52 rad limit.
+        el->SetAttribute("solreflimit", fmt::format("{} 1", num(2 * dt_)).c_str());
         constraint_rows_ += 2;
       }
       if (ax.damping != 0) el->SetAttribute("damping", num(ax.damping).c_str());

@@ -168,7 +168,8 @@ TEST(MjcfBuilder, JointLimitsDampingFrictionSpring) {
   w.joint(model, "j", c::JointType::kRevolute, a, b, Pose3d(0, 0, 0.5, 0, 0, 0), ax);
   const auto m = build_mjcf(w.r(), w.world());
   EXPECT_THAT(m.xml, HasSubstr(R"(<joint name="test::m::j" type="hinge" pos="0 0 -0.5" )"
-                               R"(axis="1 0 0" limited="true" range="-0.5 0.25" damping="0.1" )"
+                               R"(axis="1 0 0" limited="true" range="-0.5 0.25" )"
+                               R"(solreflimit="0.002 1" damping="0.1" )"
                                R"(frictionloss="0.2" stiffness="3" springref="0.1"/>)"));
   // b is nested in a (relative pose), a is a free root.
   EXPECT_THAT(m.xml, HasSubstr(R"(<body name="test::m::b" pos="0 0 1" quat="1 0 0 0">)"));
