@@ -190,6 +190,37 @@ namespace {
 constexpr std::string_view kRenderOnly[] = {"cameravideorecorder", "logvideorecorder",
                                             "shaderparam"};
 
+// Gazebo systems Kestrel does not build in because MuJoCo 2.2 lacks what they drive in the
+// physics engine (normalized class names), with what is missing (docs/compatibility.md).
+constexpr std::pair<std::string_view, std::string_view> kPhysicsMissing[] = {
+    {"trackcontroller",
+     "it moves the contact surface of a track link (Gazebo sets DART's or ODE's contact surface "
+     "motion per contact), and MuJoCo 2.2 has no surface velocity for contacts"},
+    {"trackedvehicle",
+     "it drives two tracks through TrackController's contact surface motion, which MuJoCo 2.2 "
+     "does not have"},
+    {"wheelslip",
+     "it sets ODE/DART's force-dependent slip compliance (slip1/slip2 along fdir1) of each "
+     "wheel's contacts, and MuJoCo 2.2 has neither slip compliance nor a friction direction: "
+     "its friction is isotropic and its softness comes from solref/solimp shared with the "
+     "normal direction"},
+    {"lookupwheelslip",
+     "it sets wheels' slip compliance through WheelSlip's components, and MuJoCo 2.2 has no "
+     "slip compliance"},
+};
+
+// Why Kestrel does not provide a Gazebo system whose effect lives in the physics engine, or ""
+// (matched by class name or library file name).
+std::string_view physics_missing(const PluginDecl& p) {
+  for (const std::string& key :
+       {builtin_key_from_name(p.name), builtin_key_from_filename(p.filename)}) {
+    for (const auto& [name, why] : kPhysicsMissing) {
+      if (!key.empty() && key == name) return why;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 bool render_only_system(const PluginDecl& p) {
@@ -278,7 +309,12 @@ void resolve_plugins(std::span<const PluginDecl> plugins, const ecs::Registry& r
          entity_name(p.entity),
          "plugin '" + p.name + "' (filename '" + p.filename +
              "') cannot be resolved: it is not a Kestrel built-in system (src/world/"
-             "builtin.cc) and no library was found; searched: " +
+             "builtin.cc)" +
+             (physics_missing(p).empty()
+                  ? std::string()
+                  : ": Kestrel cannot provide it as Gazebo does, because " +
+                        std::string(physics_missing(p))) +
+             " and no library was found; searched: " +
              (searched.empty() ? "(no directories: set KESTREL_SYSTEM_PLUGIN_PATH)" : searched) +
              (blocks ? ". A world runs with every system it declares "
                        "(--allow-missing-systems runs it without)"

@@ -129,6 +129,34 @@ TEST(PluginResolution, UnresolvedPluginIsAnErrorUnlessMissingSystemsAreAllowed) 
   EXPECT_EQ(s->findings.count(Severity::kError), 1u) << "--strict wins";
 }
 
+// Gazebo's track and wheel-slip systems act through physics MuJoCo 2.2 does not have (contact
+// surface motion, slip compliance): the error says so, by class name or library file name.
+TEST(PluginResolution, SystemsNeedingPhysicsMujocoLacksSayWhatIsMissing) {
+  ResolveOptions ro;
+  ro.plugin_paths = {"/nonexistent/dir"};
+  const struct {
+    const char *file, *name, *missing;
+  } kCases[] = {
+      {"gz-sim-track-controller-system", "gz::sim::systems::TrackController",
+       "MuJoCo 2.2 has no surface velocity for contacts"},
+      {"ignition-gazebo-tracked-vehicle-system", "ignition::gazebo::systems::TrackedVehicle",
+       "contact surface motion, which MuJoCo 2.2"},
+      {"gz-sim-wheel-slip-system", "gz::sim::systems::WheelSlip",
+       "MuJoCo 2.2 has neither slip compliance nor a friction direction"},
+      {"libgz-sim8-lookup-wheel-slip-system.so", "LookupWheelSlipByFile",
+       "MuJoCo 2.2 has no slip compliance"},
+  };
+  for (const auto& c : kCases) {
+    auto p = plan(model(std::string("<plugin filename='") + c.file + "' name='" + c.name + "'/>"),
+                  ro);
+    const std::string m = messages(p->findings);
+    EXPECT_THAT(m, HasSubstr(std::string("plugin '") + c.name + "' (filename '" + c.file +
+                             "') cannot be resolved"));
+    EXPECT_THAT(m, HasSubstr(c.missing)) << c.name;
+    EXPECT_EQ(p->findings.count(Severity::kError), 1u) << c.name;
+  }
+}
+
 // A system that only serves Gazebo's GUI or OGRE rendering (CameraVideoRecorder) is reported
 // once and does not block, however often it is declared.
 TEST(PluginResolution, RenderOnlySystemsAreReportedOnceAndDoNotBlock) {
