@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The recorder's cost on the X3 mission demo (worlds/x3_mission.sdf, --no-transport, as fast as
-# possible): RTF without --record, with it (every channel, every change) and with
-# --record-rate 100, alternating in the same run, and each recording's size per simulated
-# minute (docs/performance.md). The CPU time of each run is printed beside its RTF: on a loaded
+# possible): RTF without --record, with it (every channel, every change), with
+# --record-rate 100 and with only the state channel (--record-topics /kestrel/state, what replay
+# needs), alternating in the same run, and each recording's size per simulated minute
+# (docs/performance.md). The CPU time of each run is printed beside its RTF: on a loaded
 # machine it varies far less than the wall-clock RTF.
 #   bench/record_rtf.sh [build-dir] [rounds] [compression]
 set -euo pipefail
@@ -30,7 +31,9 @@ for i in $(seq "$rounds"); do
   off=$(rtf "$kestrel" run "$world" --no-transport)
   all=$(rtf "$kestrel" run "$world" --no-transport --record "$tmp/all.mcap" --record-compression "$compression")
   r100=$(rtf "$kestrel" run "$world" --no-transport --record "$tmp/r100.mcap" --record-compression "$compression" --record-rate 100)
+  state=$(rtf "$kestrel" run "$world" --no-transport --record "$tmp/state.mcap" --record-compression "$compression" --record-topics /kestrel/state)
   echo "round $i ($compression): RTF without --record $off;" \
        "every change $all ($(ratio "$all" "$off"), $(size "$tmp/all.mcap"));" \
-       "--record-rate 100 $r100 ($(ratio "$r100" "$off"), $(size "$tmp/r100.mcap"))"
+       "--record-rate 100 $r100 ($(ratio "$r100" "$off"), $(size "$tmp/r100.mcap"));" \
+       "state only $state ($(ratio "$state" "$off"), $(size "$tmp/state.mcap"))"
 done

@@ -33,6 +33,8 @@ void refuse_overwriting(const std::string& input, const std::string& output, con
 void add_run_command(CLI::App& app, std::function<int()>& selected);
 /// `kestrel log info` (src/record).
 void add_log_command(CLI::App& app, std::function<int()>& selected);
+/// `kestrel replay` (src/record).
+void add_replay_command(CLI::App& app, std::function<int()>& selected);
 /// Commands contributed by modules (check, export-mjcf, ...).
 void add_module_commands(CLI::App& app, std::function<int()>& selected);
 

@@ -55,6 +55,7 @@ LoadedWorld load_world(const WorldSettings& s) {
   opts.paused = s.paused;
   auto runner = std::make_unique<sim::Runner>(opts);
   world::WorldSetupOptions setup;
+  setup.add_systems = !s.replay;
   setup.strict = s.strict;
   setup.resolve.strict = s.strict;
   setup.resolve.allow_missing = s.allow_missing_systems;
@@ -65,6 +66,20 @@ LoadedWorld load_world(const WorldSettings& s) {
     throw UsageError(e.what());
   }
   if (!s.quiet) log_findings(result.findings);
+  if (s.replay) {
+    try {
+      record::check_world(*s.replay, runner->registry(), runner->world(),
+                          runner->options().step_size);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    runner->add_system(record::make_replay_system(s.replay), runner->world(), nullptr,
+                       "kestrel::record::Replay", s.replay->path);
+    if (s.transport) {
+      runner->add_system(transport::make_scene_broadcaster_system(), runner->world(), nullptr,
+                         "kestrel::transport::SceneBroadcaster", "default (--no-transport to omit)");
+    }
+  }
   if (s.rtf || s.paused) {
     auto o = runner->options();
     if (s.rtf) o.real_time_factor = *s.rtf;
@@ -93,6 +108,7 @@ LoadedWorld load_world(const WorldSettings& s) {
   if (!s.record.empty()) {
     record::RecordOptions o;
     o.path = s.record;
+    o.world_file = std::filesystem::absolute(s.path).lexically_normal().string();
     o.topics = s.record_topics;
     o.compression = record::parse_compression(s.record_compression);
     o.report = s.record_report;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kestrel/record/recorder.h"
+#include "kestrel/record/replay.h"
 #include "kestrel/sim/runner.h"
 #include "kestrel/world/setup.h"
 
@@ -39,6 +40,9 @@ struct WorldSettings {
   std::string record_compression = "zstd";        ///< --record-compression
   double record_rate_hz = 0;                      ///< --record-rate (0: every change)
   record::RecordReport* record_report = nullptr;  ///< filled when the recording closes
+  /// `kestrel replay`: the world's entities without its systems, driven by this recording
+  /// (checked against the world: a mismatch is a UsageError); scene broadcaster with transport.
+  std::shared_ptr<const record::Recording> replay;
 };
 
 struct LoadedWorld {

@@ -66,7 +66,8 @@ McapSummary::Schema parse_schema(Fields f) {
   s.id = f.num<std::uint16_t>("a schema id");
   s.name = f.str("a schema name");
   s.encoding = f.str("a schema encoding");
-  s.bytes = f.str("the schema's data").size();
+  s.data = f.str("the schema's data");
+  s.bytes = s.data.size();
   return s;
 }
 
@@ -76,7 +77,12 @@ McapSummary::Channel parse_channel(Fields f) {
   c.schema = f.num<std::uint16_t>("the channel's schema id");
   c.topic = f.str("a topic");
   c.encoding = f.str("a message encoding");
-  f.str("the channel's metadata");
+  const std::string_view m = f.str("the channel's metadata");
+  Fields map{f.file, m, f.base + f.pos - m.size()};
+  while (map.pos < map.s.size()) {
+    std::string key(map.str("a metadata key"));
+    c.metadata[key] = map.str("a metadata value");
+  }
   return c;
 }
 
@@ -294,7 +300,8 @@ McapSummary read_summary(const std::filesystem::path& path) {
 bool read_messages(const std::filesystem::path& path,
                    const std::function<void(const McapSummary::Channel&)>& on_channel,
                    const std::function<void(const McapMessage&)>& on_message,
-                   bool allow_truncated) {
+                   bool allow_truncated,
+                   const std::function<void(const McapSummary::Schema&)>& on_schema) {
   const File f(path);
   const std::string all = f.at(0, f.size);
   check_magic(f, 0, "that starts a file");
@@ -321,7 +328,9 @@ bool read_messages(const std::filesystem::path& path,
     return false;
   };
   auto inner = [&](std::uint8_t op, Fields r, std::uint64_t) {
-    if (op == kChannel) {
+    if (op == kSchema && on_schema) {
+      on_schema(parse_schema(r));
+    } else if (op == kChannel) {
       on_channel(parse_channel(r));
     } else if (op == kMessage) {
       McapMessage m;

@@ -124,7 +124,8 @@ std::uint16_t McapWriter::add_schema(std::string_view name, std::string_view enc
 }
 
 std::uint16_t McapWriter::add_channel(std::uint16_t schema, std::string_view topic,
-                                      std::string_view message_encoding) {
+                                      std::string_view message_encoding,
+                                      const std::map<std::string, std::string>& metadata) {
   if (closed_) reopen();
   KESTREL_DEMAND(schema <= schema_records_.size() && channel_records_.size() < 65535);
   const auto id = static_cast<std::uint16_t>(channel_records_.size() + 1);
@@ -133,7 +134,12 @@ std::uint16_t McapWriter::add_channel(std::uint16_t schema, std::string_view top
   put<std::uint16_t>(c, schema);
   put_string(c, topic);
   put_string(c, message_encoding);
-  put<std::uint32_t>(c, 0);  // metadata: none
+  std::string map;  // Map<string, string>: its byte length, then key and value strings
+  for (const auto& [key, value] : metadata) {
+    put_string(map, key);
+    put_string(map, value);
+  }
+  put_string(c, map);
   std::string r;
   put_record(r, kChannel, c);
   write_group(r, "a channel");

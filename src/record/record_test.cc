@@ -13,7 +13,9 @@
 #include "kestrel/components/model.h"
 #include "kestrel/core/error.h"
 #include "kestrel/record/mcap.h"
+#include "kestrel/components/physics.h"
 #include "kestrel/record/recorder.h"
+#include "kestrel/record/replay.h"
 #include "kestrel/world/setup.h"
 
 namespace kestrel::record {
@@ -278,8 +280,9 @@ TEST(Recorder, RecordsEveryChangeWithSimTimeAndTheRegistrysPoses) {
   const McapSummary sum = read_summary(file);
   std::map<std::string, McapSummary::Channel> by_topic;
   for (const auto& c : sum.channels) by_topic[c.topic] = c;
-  ASSERT_EQ(sum.channels.size(), 4u);
+  ASSERT_EQ(sum.channels.size(), 5u);
   EXPECT_EQ(by_topic["/world/w/clock"].messages, 2500u);  // every step
+  EXPECT_EQ(by_topic["/kestrel/state"].messages, 2500u);
   EXPECT_EQ(by_topic["/world/w/stats"].messages, 2500u);
   EXPECT_EQ(by_topic["/scene"].messages, 1u);
   const auto tf = by_topic["/tf"];
@@ -396,6 +399,105 @@ TEST(Recorder, TopicPatternsSelectChannelsAndOneMatchingNothingIsAnError) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("'/tff' matches no channel of the world; its channels are: "
                                     "/tf, /scene, /world/w/stats, /world/w/clock"));
+  }
+}
+
+// Replay: a second runner with the world's entities only, driven by the state channel, ends
+// with the recorded run's pose and velocity bit for bit.
+TEST(Replay, DrivesTheRegistryWithTheRecordedStateBitForBit) {
+  World w;
+  const fs::path file = w.d.path / "r.mcap";
+  RecordOptions o{file.string(), {}, Compression::kZstd, nullptr};
+  o.world_file = (w.d.path / "w.sdf").string();
+  w.load(o);
+  w.runner->run(1500);
+  const auto& reg = w.runner->registry();
+  const auto box = reg.find_scoped("w::box::link");
+  const auto X_end = reg.get<components::WorldPose>(box).value;
+  const auto v_end = reg.get<components::WorldLinearVelocity>(box).value;
+  const auto X_model = reg.get<components::WorldPose>(reg.find_scoped("w::box")).value;
+  w.runner.reset();  // closes the file
+
+  auto rec = std::make_shared<Recording>(read_recording(file));
+  EXPECT_TRUE(rec->complete);
+  EXPECT_EQ(rec->samples.size(), 1500u);
+  EXPECT_EQ(rec->samples.front().time, std::chrono::milliseconds(1));
+  EXPECT_EQ(rec->world, o.world_file);
+  EXPECT_EQ(rec->models, std::vector<std::string>{"w::box"});  // the ground is static
+  EXPECT_EQ(rec->links, std::vector<std::string>{"w::box::link"});
+  EXPECT_EQ(rec->step_size, std::chrono::milliseconds(1));
+
+  sim::Runner r(sim::Runner::Options{});
+  world::WorldSetupOptions so;
+  so.add_systems = false;
+  world::load_world_into_runner(w.d.path / "w.sdf", r, so);
+  EXPECT_EQ(r.systems().size(), 0u);  // no physics: only the replay moves the box
+  check_world(*rec, r.registry(), r.world(), r.options().step_size);
+  r.add_system(make_replay_system(rec), r.world(), nullptr, "kestrel::record::Replay", "test");
+  r.configure();
+  const auto rbox = r.registry().find_scoped("w::box::link");
+  const double z0 = r.registry().get<components::WorldPose>(rbox).value.Pos().Z();
+  r.run(1500);
+  const auto X = r.registry().get<components::WorldPose>(rbox).value;
+  const auto v = r.registry().get<components::WorldLinearVelocity>(rbox).value;
+  EXPECT_EQ(z0, 2.0);
+  EXPECT_EQ(X.Pos().X(), X_end.Pos().X());
+  EXPECT_EQ(X.Pos().Z(), X_end.Pos().Z());
+  EXPECT_EQ(X.Rot().W(), X_end.Rot().W());
+  EXPECT_EQ(X.Rot().Z(), X_end.Rot().Z());
+  EXPECT_EQ(v.Z(), v_end.Z());
+  EXPECT_EQ(r.registry().get<components::WorldPose>(r.registry().find_scoped("w::box")).value.Pos().Z(),
+            X_model.Pos().Z());
+}
+
+TEST(Replay, AWorldThatDoesNotMatchIsRefusedNamingWhatDiffers) {
+  World w;
+  const fs::path file = w.d.path / "r.mcap";
+  RecordOptions o{file.string(), {}, Compression::kZstd, nullptr};
+  o.world_file = (w.d.path / "w.sdf").string();
+  w.load(o);
+  w.runner->run(10);
+  w.runner.reset();
+  const Recording rec = read_recording(file);
+  std::string world = kWorld;
+  world.replace(world.find("<model name=\"box\">"), 17, "<model name=\"crate\">");
+  std::ofstream(w.d.path / "other.sdf") << world;
+  sim::Runner r(sim::Runner::Options{});
+  world::WorldSetupOptions so;
+  so.add_systems = false;
+  world::load_world_into_runner(w.d.path / "other.sdf", r, so);
+  try {
+    check_world(rec, r.registry(), r.world(), std::chrono::milliseconds(2));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(file.string() + ": does not match the world"));
+    EXPECT_THAT(e.what(), HasSubstr("model 'w::box' was recorded and is not in the world"));
+    EXPECT_THAT(e.what(), HasSubstr("model 'w::crate' is in the world and was not recorded"));
+    EXPECT_THAT(e.what(), HasSubstr("link 'w::box::link' was recorded and is not in the world"));
+    EXPECT_THAT(e.what(), HasSubstr("the world's step size is 0.002 s, the recording's 0.001 s"));
+  }
+}
+
+TEST(Replay, AFileThatIsNotMcapOrHasNoStateIsAnErrorNamingIt) {
+  Dir d;
+  std::ofstream(d.path / "x.mcap") << "sim_time,model\n";
+  try {
+    read_recording(d.path / "x.mcap");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr((d.path / "x.mcap").string()));
+    EXPECT_THAT(e.what(), HasSubstr("not an MCAP file"));
+  }
+  World w;
+  const fs::path file = w.d.path / "r.mcap";
+  w.load(RecordOptions{file.string(), {"/tf"}, Compression::kZstd, nullptr});
+  w.runner->run(10);
+  w.runner.reset();
+  try {
+    read_recording(file);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("has no /kestrel/state channel"));
   }
 }
 

@@ -4,14 +4,18 @@
 
 #include <fmt/format.h>
 #include <fnmatch.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
+#include "kestrel/components/model.h"
 #include "kestrel/core/error.h"
 #include "kestrel/export/export.h"
+#include "kestrel/record/replay.h"
 #include "kestrel/sim/events.h"
+#include "record/state.h"
 
 namespace kestrel::record {
 namespace {
@@ -58,10 +62,17 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
       if (ch.latched) latched_[ch.id] = true;
       topics_.emplace_back(ch.id, ch.topic);
     }
+    // Kestrel's state channel (for replay), after the export model's.
+    bool state = options_.topics.empty();
+    for (std::size_t i = 0; i < options_.topics.size(); ++i) {
+      if (::fnmatch(options_.topics[i].c_str(), kStateTopic, 0) == 0) state = matched[i] = true;
+    }
+    if (state) add_state_channel(reg);
     for (std::size_t i = 0; i < options_.topics.size(); ++i) {
       if (matched[i]) continue;
       std::string list;
       for (const auto& ch : channels) list += (list.empty() ? "" : ", ") + ch.topic;
+      list += std::string(", ") + kStateTopic;
       throw Error("--record-topics",
                   fmt::format("'{}' matches no channel of the world; its channels are: {}",
                               options_.topics[i], list));
@@ -82,6 +93,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     if (ctx.sim_time < last_) {  // a reset: its chunks start again at 0
       writer_.flush();
       std::fill(next_.begin(), next_.end(), Duration{0});
+      state_next_ = Duration{0};
     }
     last_ = ctx.sim_time;
     writer_.advance(now);
@@ -94,9 +106,50 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
           if (period_ > Duration{0}) next_[m.channel] = ctx.sim_time + period_;
           writer_.write(mcap_[m.channel], static_cast<std::uint64_t>(m.stamp.count()), m.data);
         });
+    if (state_channel_ != 0 && !state_ended_ && ctx.sim_time >= state_next_) {
+      if (reg.count<components::Model>() != state_models_ ||
+          reg.count<components::Link>() != state_links_) {
+        // A model spawned or removed: the layout in the channel's metadata no longer holds.
+        state_ended_ = true;
+        spdlog::warn(
+            "recording: the world's models changed at sim time {} s (a model spawned or "
+            "removed): {} ends there, and a replay of this recording stops there",
+            exact_seconds(ctx.sim_time), kStateTopic);
+        writer_.write(state_channel_, now, std::string(1, char(detail::kStateEnd)));
+      } else {
+        detail::encode_state(reg, state_entities_, state_buffer_);
+        writer_.write(state_channel_, now, state_buffer_);
+        if (period_ > Duration{0}) state_next_ = ctx.sim_time + period_;
+      }
+    }
   }
 
  private:
+  // The state channel: its layout (which models and links, by scoped name) and what replay
+  // checks the world against in the channel's metadata (src/record/README.md).
+  void add_state_channel(const ecs::Registry& reg) {
+    state_entities_ = detail::state_entities(reg, runner_.world());
+    auto join = [&](const std::vector<ecs::Entity>& es) {
+      std::string s;
+      for (ecs::Entity e : es) s += (s.empty() ? "" : "\n") + reg.scoped_name(e);
+      return s;
+    };
+    std::map<std::string, std::string> meta{
+        {"format", kStateFormat},
+        {"world", options_.world_file},
+        {"world_name", runner_.options().world_name},
+        {"seed", std::to_string(runner_.options().seed)},
+        {"step_size_ns", std::to_string(runner_.options().step_size.count())},
+        {"kestrel_version", KESTREL_VERSION},
+        {"models", join(state_entities_.models)},
+        {"links", join(state_entities_.links)},
+    };
+    state_channel_ = writer_.add_channel(0, kStateTopic, kStateEncoding, meta);
+    topics_.emplace_back(kStateChannelId, kStateTopic);
+    state_models_ = reg.count<components::Model>();
+    state_links_ = reg.count<components::Link>();
+  }
+
   void close() {
     if (writer_.closed()) return;  // already complete (the run ended): nothing new to report
     writer_.close();
@@ -109,7 +162,8 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     r.bytes = writer_.bytes();
     r.topics.clear();
     for (const auto& [id, topic] : topics_) {
-      r.topics.emplace_back(topic, writer_.channel_messages()[mcap_[id]]);
+      const std::uint16_t ch = id == kStateChannelId ? state_channel_ : mcap_[id];
+      r.topics.emplace_back(topic, writer_.channel_messages()[ch]);
     }
   }
 
@@ -124,6 +178,14 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   std::vector<std::pair<std::uint32_t, std::string>> topics_;
   sim::EventBus::Subscription ended_;
   Duration last_{0};
+  // The state channel (0: not recorded).
+  static constexpr std::uint32_t kStateChannelId = ~0u;  // in topics_
+  std::uint16_t state_channel_ = 0;
+  detail::StateEntities state_entities_;
+  std::size_t state_models_ = 0, state_links_ = 0;  // Model and Link counts it was laid out for
+  bool state_ended_ = false;
+  Duration state_next_{0};
+  std::string state_buffer_;
 };
 
 }  // namespace

@@ -44,8 +44,11 @@ WorldSetup load_world_into_runner(const fs::path& world_file, sim::Runner& runne
   setup.findings = setup.description.findings;
   ResolveOptions ro = options.resolve;
   ro.strict = ro.strict || options.strict;
-  auto planned =
-      plan_systems(setup.description, runner.world(), reg, ro, setup.findings, &setup.missing);
+  std::vector<PlannedSystem> planned;
+  if (options.add_systems) {
+    planned =
+        plan_systems(setup.description, runner.world(), reg, ro, setup.findings, &setup.missing);
+  }
   if (options.strict) setup.findings.promote_warnings();
 
   std::string errors;
@@ -75,6 +78,7 @@ WorldSetup load_world_into_runner(const fs::path& world_file, sim::Runner& runne
     setup.systems.push_back({s.name, s.source, s.origin});
     runner.add_system(std::move(s.system), s.entity, s.config, s.name, s.origin);
   }
+  if (!options.add_systems) return setup;
   runner.events().subscribe_for_life<sim::LoadPlugins>(
       [&runner, resolve = ro](const sim::LoadPlugins& request) {
         load_plugins(runner, resolve, request);

@@ -117,6 +117,14 @@ async function demo(handlers) {
   }
   checks.expect(counted.get(clock.id) === 6000, `a clock message every 1 ms step (${counted.get(clock.id)})`);
   checks.expect(counted.get(scene.id) === 1, 'the scene once');
+  const state = byTopic.get('/kestrel/state');
+  checks.expect(state && state.schemaId === 0 && state.messageEncoding === 'kestrel.state' &&
+                state.metadata.get('world') === path.resolve(x3) &&
+                state.metadata.get('seed') === '0' && state.metadata.get('step_size_ns') === '1000000' &&
+                state.metadata.get('models') === 'x3_mission::x3' &&
+                state.metadata.get('links').split('\n').length === 5,
+                `the state channel: no schema, kestrel.state, its metadata (${state && [...state.metadata]})`);
+  checks.expect(counted.get(state.id) === 6000, `a state sample every 1 ms step (${counted.get(state.id)})`);
   checks.expect(reader.statistics.messageStartTime === 1000000n && reader.statistics.messageEndTime === 6000000000n,
                 `log times 1 ms to 6 s (${reader.statistics.messageStartTime} to ${reader.statistics.messageEndTime})`);
   checks.expect(messages[0].logTime === 1000000n && messages[messages.length - 1].logTime === 6000000000n,

@@ -53,9 +53,11 @@ class McapWriter {
 
   /// A Schema record (ids 1, 2, ...), written to the data section now. @throws Error as write.
   std::uint16_t add_schema(std::string_view name, std::string_view encoding, std::string_view data);
-  /// A Channel record (ids 1, 2, ...; `schema` 0: none), written to the data section now.
+  /// A Channel record (ids 1, 2, ...; `schema` 0: none) with its metadata map, written to the
+  /// data section now.
   std::uint16_t add_channel(std::uint16_t schema, std::string_view topic,
-                            std::string_view message_encoding);
+                            std::string_view message_encoding,
+                            const std::map<std::string, std::string>& metadata = {});
 
   /// Cuts the open chunk when `log_time_ns` is `chunk_span` or more after its first message,
   /// so a quiet stretch does not keep a chunk open. @throws Error when a write fails.
@@ -119,10 +121,12 @@ struct McapSummary {
     std::uint16_t id = 0;
     std::string name, encoding;
     std::uint64_t bytes = 0;
+    std::string data;  ///< the schema itself (bytes long)
   };
   struct Channel {
     std::uint16_t id = 0, schema = 0;
     std::string topic, encoding;
+    std::map<std::string, std::string> metadata;
     std::uint64_t messages = 0;
   };
   struct Chunk {
@@ -155,13 +159,15 @@ struct McapMessage {
 
 /// Reads the data section from the start (Schemas, Channels, Chunks: decompressed and their
 /// CRCs checked; the data section's CRC at Data End) and calls `on_message` in file order.
-/// `channels` receives the Channel records as they come. @throws Error naming the byte offset
-/// when a record is malformed, a CRC differs, or the file ends before Data End (unless
-/// `allow_truncated`: then reading stops at the last complete record and returns false).
+/// `on_channel` receives the Channel records as they come, `on_schema` (if set) the Schemas.
+/// @throws Error naming the byte offset when a record is malformed, a CRC differs, or the file
+/// ends before Data End (unless `allow_truncated`: then reading stops at the last complete
+/// record and returns false).
 /// @return true when Data End was reached.
 bool read_messages(const std::filesystem::path& path,
                    const std::function<void(const McapSummary::Channel&)>& on_channel,
                    const std::function<void(const McapMessage&)>& on_message,
-                   bool allow_truncated = false);
+                   bool allow_truncated = false,
+                   const std::function<void(const McapSummary::Schema&)>& on_schema = {});
 
 }  // namespace kestrel::record

@@ -31,6 +31,7 @@ struct RecordOptions {
   /// latched scene is always recorded when it changes. A change skipped is recorded when the
   /// channel is next due (the export model keeps it pending).
   double rate_hz = 0;
+  std::string world_file = {};  ///< the world file run (the state channel's metadata names it)
 };
 
 /// The recorder system (attached to the world). The file is created and its header written when

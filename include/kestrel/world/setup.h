@@ -101,6 +101,10 @@ struct WorldSetupOptions {
   bool strict = false;
   /// Apply the world's <physics> step size and real-time factor to the Runner.
   bool apply_physics = true;
+  /// Add the world's systems (declared and defaults) and the handler that loads spawned
+  /// models' plugins. false: only its entities (`kestrel replay`, whose registry is driven by a
+  /// recording instead of simulated).
+  bool add_systems = true;
 };
 
 /// What `kestrel run` gets back: the loaded world, the systems added, all findings.

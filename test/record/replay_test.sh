@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# kestrel replay (src/record/README.md, "Replay"): the X3 mission recorded with --record and
+# --truth-csv, replayed with --truth-csv, gives the same CSV byte for byte (at the default
+# 100 Hz and at every step); a truncated recording replays up to its last complete chunk and
+# says so; a file that is not MCAP, a recording without the state channel and a world that does
+# not match are refused (exit 2) naming what is wrong.
+# Usage: test/record/replay_test.sh KESTREL_BINARY SOURCE_DIR
+set -uo pipefail
+kestrel=$1
+src=$2
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect() {  # expect CODE NAME CMD... : output in $tmp/out, $tmp/err
+  local code=$1 name=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$code" ]; then
+    echo "FAIL: $name: exit $got, expected $code"; sed 's/^/  stderr: /' "$tmp/err"; fails=$((fails+1))
+  else
+    echo "ok: $name"
+  fi
+}
+contains() {  # contains NAME FILE TEXT
+  if ! grep -qF -- "$3" "$2"; then
+    echo "FAIL: $1: '$3' not in output"; sed 's/^/  | /' "$2"; fails=$((fails+1))
+  fi
+}
+same() {  # same NAME A B
+  if cmp -s "$2" "$3"; then
+    echo "ok: $1 ($(wc -l <"$2") lines identical)"
+  else
+    echo "FAIL: $1: $2 and $3 differ: $(cmp "$2" "$3" 2>&1 | head -1)"; fails=$((fails+1))
+  fi
+}
+
+world="$src/worlds/x3_mission.sdf"
+# The whole mission (exit 0: it completed), recorded, with the truth CSV at 100 Hz.
+expect 0 "run the X3 mission with --record and --truth-csv" \
+  "$kestrel" run "$world" --no-transport --quiet --record "$tmp/x3.mcap" --truth-csv "$tmp/run.csv"
+expect 0 "replay it with --truth-csv" \
+  "$kestrel" replay "$tmp/x3.mcap" --no-transport --rtf 0 --truth-csv "$tmp/replay.csv"
+contains "replay names the world" "$tmp/out" "world 'x3_mission'"
+same "truth CSV of the replay = the run's" "$tmp/run.csv" "$tmp/replay.csv"
+rows=$(wc -l <"$tmp/run.csv")
+[ "$rows" -gt 1000 ] || { echo "FAIL: the run's CSV has only $rows lines"; fails=$((fails+1)); }
+
+# Every step (1 ms), on the first 3 s.
+expect 1 "run 3 s with --truth-rate 0" "$kestrel" run "$world" --no-transport --quiet \
+  --duration 3 --record "$tmp/x3s.mcap" --truth-csv "$tmp/run0.csv" --truth-rate 0
+expect 0 "replay with --truth-rate 0" "$kestrel" replay "$tmp/x3s.mcap" --no-transport --quiet \
+  --truth-csv "$tmp/replay0.csv" --truth-rate 0
+same "every-step truth CSV of the replay = the run's" "$tmp/run0.csv" "$tmp/replay0.csv"
+
+# Truncated in the middle: replays its complete chunks, says so, and the CSV is the beginning
+# of the run's.
+size=$(stat -c %s "$tmp/x3.mcap")
+head -c $((size / 2)) "$tmp/x3.mcap" >"$tmp/cut.mcap"
+expect 0 "replay a truncated recording" "$kestrel" replay "$tmp/cut.mcap" --no-transport \
+  --truth-csv "$tmp/cut.csv"
+contains "truncation said" "$tmp/err" "ends before its Data End"
+contains "up to its last complete chunk" "$tmp/err" "replaying its complete chunks, up to sim time"
+cut_rows=$(wc -l <"$tmp/cut.csv")
+if [ "$cut_rows" -gt 100 ] && [ "$cut_rows" -lt "$rows" ] &&
+   cmp -s -n "$(stat -c %s "$tmp/cut.csv")" "$tmp/cut.csv" "$tmp/run.csv"; then
+  echo "ok: the truncated replay's CSV is the first $cut_rows of $rows lines of the run's"
+else
+  echo "FAIL: the truncated replay's CSV ($cut_rows lines) is not a beginning of the run's"
+  fails=$((fails+1))
+fi
+
+# Not MCAP, no state channel, another world.
+echo "sim_time,model" >"$tmp/not.mcap"
+expect 2 "a file that is not MCAP" "$kestrel" replay "$tmp/not.mcap" --no-transport
+contains "not MCAP named" "$tmp/err" "$tmp/not.mcap"
+contains "not MCAP said" "$tmp/err" "not an MCAP file"
+expect 1 "run recording only /tf" "$kestrel" run "$world" --no-transport --quiet --duration 0.1 \
+  --record "$tmp/tf.mcap" --record-topics /tf
+expect 2 "a recording without the state channel" "$kestrel" replay "$tmp/tf.mcap" --no-transport
+contains "missing state channel said" "$tmp/err" "has no /kestrel/state channel"
+expect 2 "a world that does not match" "$kestrel" replay "$tmp/x3s.mcap" --no-transport \
+  --world "$src/worlds/demo.sdf"
+contains "mismatch names the recording" "$tmp/err" "$tmp/x3s.mcap: does not match the world"
+contains "mismatch names a recorded model" "$tmp/err" "model 'x3_mission::x3' was recorded and is not in the world"
+
+# Pause, step and seek through world control (transport; this test runs in scripts/netns): run
+# to 2 s, seek back to 1.5 s (reset + run_to_sim_time), step 10: every row the replay's truth
+# CSV gets on the way is the recorded run's row of the same sim time.
+"$kestrel" replay "$tmp/x3s.mcap" --paused --quiet --truth-csv "$tmp/seek.csv" --truth-rate 0 \
+  >"$tmp/seek.log" 2>&1 &
+pid=$!
+svc() {
+  "$kestrel" service -s /world/x3_mission/control --reqtype ignition.msgs.WorldControl \
+    --reptype ignition.msgs.Boolean --req "$1" --timeout 5000 2>&1 | grep -q 'data: true'
+}
+at() {  # at ITERATIONS: waits until the stats say so (up to 20 s)
+  for _ in $(seq 200); do
+    "$kestrel" topic -e -t /world/x3_mission/stats -n 1 2>/dev/null | grep -q "iterations: $1\$" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+found=""
+for _ in $(seq 100); do
+  if "$kestrel" service -l 2>/dev/null | grep -qx /world/x3_mission/control; then found=1; break; fi
+  sleep 0.1
+done
+if [ -z "$found" ]; then
+  echo "FAIL: the replay offers no /world/x3_mission/control"; sed 's/^/  | /' "$tmp/seek.log"
+  fails=$((fails+1))
+elif svc 'pause: true run_to_sim_time { sec: 2 }' && at 2000 &&
+     svc 'pause: true reset { all: true } run_to_sim_time { sec: 1 nsec: 500000000 }' && at 1500 &&
+     svc 'multi_step: 10 pause: true' && at 1510; then
+  echo "ok: run to 2 s, seek back to 1.5 s, 10 steps through /world/x3_mission/control"
+else
+  echo "FAIL: world control of the replay did not reach 2 s, 1.5 s, 1.51 s"; fails=$((fails+1))
+fi
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rows=$(($(wc -l <"$tmp/seek.csv") - 1))
+last=$(tail -1 "$tmp/seek.csv" | cut -d, -f1)
+if awk 'NR == FNR { want[$0] = 1; next } FNR > 1 && !($0 in want) { bad++ } END { exit bad > 0 }' \
+     "$tmp/run0.csv" "$tmp/seek.csv" && [ "$rows" -eq 3510 ] && [ "$last" = "1.51" ]; then
+  echo "ok: the $rows rows replayed while seeking (0.001 to 2 s, then 0.001 to 1.51 s) are the run's"
+else
+  echo "FAIL: the seek's truth CSV: $rows rows (3510 expected), last at $last s, or rows not the run's"
+  fails=$((fails+1))
+fi
+
+if [ "$fails" -ne 0 ]; then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "all replay checks passed"
