@@ -85,6 +85,39 @@ expect 2 "a world that does not match" "$kestrel" replay "$tmp/x3s.mcap" --no-tr
 contains "mismatch names the recording" "$tmp/err" "$tmp/x3s.mcap: does not match the world"
 contains "mismatch names a recorded model" "$tmp/err" "model 'x3_mission::x3' was recorded and is not in the world"
 
+# kestrel log to-csv: one CSV per channel, log time first, values as the run had them.
+expect 0 "log to-csv every channel" "$kestrel" log to-csv "$tmp/x3s.mcap" -o "$tmp/csv"
+for f in tf.csv scene.csv kestrel_state.csv world_x3_mission_clock.csv world_x3_mission_stats.csv; do
+  [ -s "$tmp/csv/$f" ] || { echo "FAIL: to-csv wrote no $f ($(ls "$tmp/csv"))"; fails=$((fails+1)); }
+done
+clock="$tmp/csv/world_x3_mission_clock.csv"
+contains "clock header" <(head -1 "$clock") "log_time,sim_time,sec,nsec"
+n=$(awk -F, 'NR > 1 { split($1, p, "."); f = p[2]; while (length(f) < 9) f = f "0"
+  if (p[1] f == sprintf("%d%09d", $3, $4)) ok++ } END { print ok + 0 }' "$clock")
+[ "$n" -eq 3000 ] && echo "ok: 3000 clock rows, log time = the clock's sec and nsec" ||
+  { echo "FAIL: $n of 3000 clock rows agree"; fails=$((fails+1)); }
+# The state and /tf rows of the X3 at 1, 2 and 3 s: the truth CSV's pose and rotor speeds, as text.
+for t in 1 2 3; do
+  truth=$(awk -F, -v t="$t" '$1 == t && $2 == "x3" { print $3","$4","$5","$6","$7","$8","$9","$16","$17","$18","$19 }' "$tmp/run0.csv")
+  state=$(awk -F, -v t="$t" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+    $1 == t && $2 == "x3_mission::x3" { print $c["x"]","$c["y"]","$c["z"]","$c["qw"]","$c["qx"]","$c["qy"]","$c["qz"]","$c["rotor_0"]","$c["rotor_1"]","$c["rotor_2"]","$c["rotor_3"] }' "$tmp/csv/kestrel_state.csv")
+  tf=$(awk -F, -v t="$t" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+    $1 == t && $c["transforms.child_frame_id"] == "x3::base_link" { print $c["transforms.translation.x"]","$c["transforms.translation.y"]","$c["transforms.translation.z"] }' "$tmp/csv/tf.csv")
+  if [ -n "$truth" ] && [ "$state" = "$truth" ] && [ "$tf" = "$(echo "$truth" | cut -d, -f1-3)" ]; then
+    echo "ok: at $t s the state and /tf CSVs hold the truth CSV's values ($truth)"
+  else
+    echo "FAIL: at $t s: truth '$truth', state '$state', /tf '$tf'"; fails=$((fails+1))
+  fi
+done
+expect 0 "log to-csv one channel into one file" "$kestrel" log to-csv "$tmp/x3s.mcap" \
+  --topic '/world/*/clock' -o "$tmp/clock.csv"
+same "the chosen channel's file = the one of all channels" "$tmp/clock.csv" "$clock"
+expect 2 "log to-csv with a pattern that matches nothing" "$kestrel" log to-csv "$tmp/x3s.mcap" \
+  --topic '/nope*' -o "$tmp/none"
+contains "unmatched pattern lists the channels" "$tmp/err" "'/nope*' matches no channel"
+expect 2 "log to-csv of a file that is not MCAP" "$kestrel" log to-csv "$tmp/not.mcap" -o "$tmp/n"
+contains "not MCAP named" "$tmp/err" "not an MCAP file"
+
 # Pause, step and seek through world control (transport; this test runs in scripts/netns): run
 # to 2 s, seek back to 1.5 s (reset + run_to_sim_time), step 10: every row the replay's truth
 # CSV gets on the way is the recorded run's row of the same sim time.
