@@ -12,7 +12,6 @@
 #include "cli/world.h"
 #include "kestrel/core/interrupt.h"
 #include "kestrel/core/text.h"
-#include "kestrel/physics/truth_csv.h"
 #include "kestrel/record/replay.h"
 #include "kestrel/sim/server.h"
 
@@ -23,24 +22,12 @@ struct ReplayArgs {
   std::string file;
   std::string world;
   std::optional<double> rtf;
-  bool paused = false;
   bool quiet = false;
-  std::string truth_csv;
-  double truth_rate = physics::kDefaultTruthRateHz;
-  bool no_transport = false;
-  std::optional<std::string> transport_ip;
-  bool viewer = false;
-  std::string viewer_ip = "127.0.0.1";
-  std::uint16_t viewer_port = 8765;
+  SharedRunOptions shared;
 };
 
 int replay(const ReplayArgs& a) {
-  if (a.paused && a.no_transport && !a.viewer) {
-    throw UsageError(
-        "--paused needs world control to resume: not with --no-transport unless "
-        "--viewer serves it");
-  }
-  refuse_overwriting(a.file, a.truth_csv, "--truth-csv");
+  a.shared.check(a.file);
   std::shared_ptr<record::Recording> rec;
   try {
     rec = std::make_shared<record::Recording>(record::read_recording(a.file));
@@ -70,22 +57,15 @@ int replay(const ReplayArgs& a) {
                                          "now (--world names the world to replay it in)",
                                          world.string()));
   }
-  refuse_overwriting(world.string(), a.truth_csv, "--truth-csv");
+  refuse_overwriting(world.string(), a.shared.truth_csv, "--truth-csv");
 
   WorldSettings ws;
   ws.path = world;
   ws.seed = rec->seed;
-  ws.paused = a.paused;
   ws.rtf = a.rtf;
   ws.quiet = a.quiet;
-  ws.truth_csv = a.truth_csv;
-  ws.truth_rate_hz = a.truth_rate;
-  ws.transport = !a.no_transport;
-  ws.transport_ip = a.transport_ip;
+  a.shared.apply(ws);
   ws.render = false;  // no sensor system runs in a replay
-  ws.viewer = a.viewer;
-  ws.viewer_ip = a.viewer_ip;
-  ws.viewer_port = a.viewer_port;
   ws.replay = rec;
   sim::Server server;
   server.install_signal_stop();
@@ -116,7 +96,9 @@ int replay(const ReplayArgs& a) {
                 static_cast<unsigned long long>(info.iterations), sim, wall,
                 wall > 0 ? sim / wall : 0.0);
     print_world_summary(r);
-    if (!a.truth_csv.empty()) std::printf("  ground truth written to %s\n", a.truth_csv.c_str());
+    if (!a.shared.truth_csv.empty()) {
+      std::printf("  ground truth written to %s\n", a.shared.truth_csv.c_str());
+    }
   }
   return 0;
 }
@@ -139,30 +121,10 @@ void add_replay_command(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("--rtf", args->rtf,
                   "Real-time factor (0 = as fast as possible); default: the world's <physics>")
       ->check(finite_number(0, true));
-  cmd->add_flag("--paused", args->paused,
-                "Start paused (play, step and seek through world control: transport's or the "
-                "viewer's)");
+  args->shared.add_to(*cmd,
+                      "Start paused (play, step and seek through world control: transport's or "
+                      "the viewer's)");
   cmd->add_flag("--quiet", args->quiet, "No summary");
-  auto* csv = cmd->add_option("--truth-csv", args->truth_csv,
-                              "Write ground truth (as run --truth-csv) from the recorded state")
-                  ->check(output_file());
-  cmd->add_option("--truth-rate", args->truth_rate,
-                  "Ground-truth samples per second of sim time (default 100; 0 = every step)")
-      ->check(finite_number(0, true))
-      ->needs(csv);
-  auto* nt = cmd->add_flag("--no-transport", args->no_transport,
-                           "Replay without topics and services (no transport node at all)");
-  cmd->add_option("--transport-ip", args->transport_ip,
-                  "Address transport binds to and announces (sets IGN_IP); default: IGN_IP if "
-                  "set, else 127.0.0.1")
-      ->excludes(nt);
-  auto* viewer = cmd->add_flag("--viewer", args->viewer,
-                               "Serve the replay on one port, as run --viewer");
-  cmd->add_option("--viewer-port", args->viewer_port, "The viewer's TCP port (default 8765)")
-      ->check(CLI::Range(0, 65535))
-      ->needs(viewer);
-  cmd->add_option("--viewer-ip", args->viewer_ip, "Address the viewer binds to (default 127.0.0.1)")
-      ->needs(viewer);
   cmd->callback([&selected, args] { selected = [args] { return replay(*args); }; });
 }
 

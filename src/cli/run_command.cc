@@ -18,7 +18,6 @@
 #include "kestrel/core/interrupt.h"
 #include "kestrel/core/log.h"
 #include "kestrel/core/text.h"
-#include "kestrel/physics/truth_csv.h"
 #include "kestrel/sim/server.h"
 #include "kestrel/systems/mission_monitor.h"
 
@@ -30,22 +29,15 @@ struct RunArgs {
   std::optional<std::uint64_t> iterations;
   std::optional<double> duration;
   std::optional<double> rtf;
-  bool paused = false;
+  SharedRunOptions shared;
   std::uint64_t seed = 0;
   bool quiet = false;
   bool strict = false;
   bool allow_missing_systems = false;
-  std::string truth_csv;
-  double truth_rate = physics::kDefaultTruthRateHz;
   std::vector<std::string> px4, ardupilot;
   std::optional<double> sitl_connect_timeout, sitl_answer_timeout;
-  bool no_transport = false;
-  std::optional<std::string> transport_ip;
   bool no_render = false;
   unsigned render_threads = 0;
-  bool viewer = false;
-  std::string viewer_ip = "127.0.0.1";
-  std::uint16_t viewer_port = 8765;
   std::string record;
   std::vector<std::string> record_topics;
   std::string record_compression = "zstd";
@@ -93,17 +85,11 @@ class StatusLine {
 };
 
 int run(const RunArgs& a) {
-  // Only world control (a transport or viewer service) can resume a paused world.
-  if (a.paused && a.no_transport && !a.viewer) {
-    throw UsageError(
-        "--paused needs world control to resume: not with --no-transport unless "
-        "--viewer serves it");
-  }
-  refuse_overwriting(a.world, a.truth_csv, "--truth-csv");
+  a.shared.check(a.world);
   refuse_overwriting(a.world, a.record, "--record");
-  if (!a.record.empty() && !a.truth_csv.empty() &&
+  if (!a.record.empty() && !a.shared.truth_csv.empty() &&
       std::filesystem::weakly_canonical(a.record) ==
-          std::filesystem::weakly_canonical(a.truth_csv)) {
+          std::filesystem::weakly_canonical(a.shared.truth_csv)) {
     throw UsageError("--record and --truth-csv name the same file '" + a.record + "'");
   }
   std::optional<Duration> max_sim_time;
@@ -117,24 +103,17 @@ int run(const RunArgs& a) {
   WorldSettings ws;
   ws.path = a.world;
   ws.seed = a.seed;
-  ws.paused = a.paused;
   ws.rtf = a.rtf;
   ws.strict = a.strict;
   ws.allow_missing_systems = a.allow_missing_systems;
   ws.quiet = a.quiet;
-  ws.truth_csv = a.truth_csv;
-  ws.truth_rate_hz = a.truth_rate;
   ws.px4 = a.px4;
   ws.ardupilot = a.ardupilot;
   ws.sitl_connect_timeout = a.sitl_connect_timeout;
   ws.sitl_answer_timeout = a.sitl_answer_timeout;
-  ws.transport = !a.no_transport;
-  ws.transport_ip = a.transport_ip;
   ws.render = !a.no_render;
   ws.render_threads = a.render_threads;
-  ws.viewer = a.viewer;
-  ws.viewer_ip = a.viewer_ip;
-  ws.viewer_port = a.viewer_port;
+  a.shared.apply(ws);
   record::RecordReport recorded;
   ws.record = a.record;
   ws.record_topics = a.record_topics;
@@ -192,7 +171,9 @@ int run(const RunArgs& a) {
         r.registry().count<components::Model>() ? "" : " (empty world)");
     print_world_summary(r);
     print_missing_systems(loaded.missing, "ran");
-    if (!a.truth_csv.empty()) std::printf("  ground truth written to %s\n", a.truth_csv.c_str());
+    if (!a.shared.truth_csv.empty()) {
+      std::printf("  ground truth written to %s\n", a.shared.truth_csv.c_str());
+    }
     if (recorded.closed) {
       std::printf("  recording written to %s: %s, %s, %llu bytes (%s)\n", recorded.path.c_str(),
                   counted(recorded.messages, "message").c_str(),
@@ -224,8 +205,6 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("--rtf", args->rtf,
                   "Real-time factor (0 = as fast as possible); default: the world's <physics>")
       ->check(finite_number(0, true));
-  cmd->add_flag("--paused", args->paused,
-                "Start paused (resume through world control: transport's or the viewer's)");
   cmd->add_option("--seed", args->seed, "World seed for every noise stream (default 0)")
       ->check(unsigned_integer());
   cmd->add_flag("--quiet", args->quiet, "No status line and no summary");
@@ -233,13 +212,8 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
   cmd->add_flag("--allow-missing-systems", args->allow_missing_systems,
                 "Run a world whose plugins cannot all be resolved without them (listed at the "
                 "start and the end); default: refuse it, naming each");
-  auto* csv = cmd->add_option("--truth-csv", args->truth_csv,
-                              "Write ground truth (pose, velocities of every model) to FILE")
-                  ->check(output_file());
-  cmd->add_option("--truth-rate", args->truth_rate,
-                  "Ground-truth samples per second of sim time (default 100; 0 = every step)")
-      ->check(finite_number(0, true))
-      ->needs(csv);
+  args->shared.add_to(*cmd,
+                      "Start paused (resume through world control: transport's or the viewer's)");
   cmd->add_option("--px4", args->px4,
                   "Fly MODEL with PX4 SITL (TCP 127.0.0.1:4560+INSTANCE, lockstep); repeatable")
       ->type_name("MODEL[:INSTANCE]");
@@ -255,30 +229,12 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "Run on without the autopilot (rotors at zero) when an answer takes longer "
                   "than SEC seconds of wall clock; default: lockstep waits as long as it takes")
       ->check(finite_number(0, false));
-  auto* nt = cmd->add_flag("--no-transport", args->no_transport,
-                           "Run without topics and services (no transport node at all)");
-  cmd->add_option("--transport-ip", args->transport_ip,
-                  "Address transport binds to and announces (sets IGN_IP); default: IGN_IP if "
-                  "set, else 127.0.0.1 so nothing leaves the machine")
-      ->excludes(nt);
   cmd->add_flag("--no-render", args->no_render,
                 "Skip the rendering sensors (cameras, depth cameras, lidars): they produce no "
                 "data; for batch runs that need no pixels");
   cmd->add_option("--render-threads", args->render_threads,
                   "Threads that render, the step thread included (default: one per core)")
       ->check(CLI::Range(1u, 256u));
-  auto* viewer = cmd->add_flag(
-      "--viewer", args->viewer,
-      "Serve the world live on one port: the Foxglove WebSocket protocol (Foxglove, Lichtblick) "
-      "and the built-in page at http://IP:PORT/ (src/viewer/README.md)");
-  cmd->add_option("--viewer-port", args->viewer_port,
-                  "The viewer's TCP port (default 8765; 0: any free port, printed)")
-      ->check(CLI::Range(0, 65535))
-      ->needs(viewer);
-  cmd->add_option("--viewer-ip", args->viewer_ip,
-                  "Address the viewer binds to (default 127.0.0.1: only this machine can "
-                  "connect; another address lets other hosts watch and control the world)")
-      ->needs(viewer);
   auto* record =
       cmd->add_option("--record", args->record,
                       "Record every channel the viewer offers (transforms, scene, cameras, "

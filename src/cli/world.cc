@@ -146,6 +146,56 @@ LoadedWorld load_world(const WorldSettings& s) {
   return {std::move(runner), std::move(result.missing)};
 }
 
+void SharedRunOptions::add_to(CLI::App& cmd, const char* paused_help) {
+  cmd.add_flag("--paused", paused, paused_help);
+  auto* csv = cmd.add_option("--truth-csv", truth_csv,
+                             "Write ground truth (pose, velocities of every model) to FILE")
+                  ->check(output_file());
+  cmd.add_option("--truth-rate", truth_rate,
+                 "Ground-truth samples per second of sim time (default 100; 0 = every step)")
+      ->check(finite_number(0, true))
+      ->needs(csv);
+  auto* nt = cmd.add_flag("--no-transport", no_transport,
+                          "Run without topics and services (no transport node at all)");
+  cmd.add_option("--transport-ip", transport_ip,
+                 "Address transport binds to and announces (sets IGN_IP); default: IGN_IP if "
+                 "set, else 127.0.0.1 so nothing leaves the machine")
+      ->excludes(nt);
+  auto* v = cmd.add_flag(
+      "--viewer", viewer,
+      "Serve the world live on one port: the Foxglove WebSocket protocol (Foxglove, Lichtblick) "
+      "and the built-in page at http://IP:PORT/ (src/viewer/README.md)");
+  cmd.add_option("--viewer-port", viewer_port,
+                 "The viewer's TCP port (default 8765; 0: any free port, printed)")
+      ->check(CLI::Range(0, 65535))
+      ->needs(v);
+  cmd.add_option("--viewer-ip", viewer_ip,
+                 "Address the viewer binds to (default 127.0.0.1: only this machine can "
+                 "connect; another address lets other hosts watch and control the world)")
+      ->needs(v);
+}
+
+void SharedRunOptions::check(const std::string& input) const {
+  // Only world control (a transport or viewer service) can resume a paused world.
+  if (paused && no_transport && !viewer) {
+    throw UsageError(
+        "--paused needs world control to resume: not with --no-transport unless "
+        "--viewer serves it");
+  }
+  refuse_overwriting(input, truth_csv, "--truth-csv");
+}
+
+void SharedRunOptions::apply(WorldSettings& ws) const {
+  ws.paused = paused;
+  ws.truth_csv = truth_csv;
+  ws.truth_rate_hz = truth_rate;
+  ws.transport = !no_transport;
+  ws.transport_ip = transport_ip;
+  ws.viewer = viewer;
+  ws.viewer_ip = viewer_ip;
+  ws.viewer_port = viewer_port;
+}
+
 void print_world_summary(const sim::Runner& runner) {
   const auto& reg = runner.registry();
   reg.each<components::Model, components::WorldPose>(

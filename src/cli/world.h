@@ -1,12 +1,14 @@
 #pragma once
 // Loading a world file into a configured Runner, shared by the CLI commands.
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "kestrel/physics/truth_csv.h"
 #include "kestrel/record/recorder.h"
 #include "kestrel/record/replay.h"
 #include "kestrel/sim/runner.h"
@@ -49,6 +51,28 @@ struct LoadedWorld {
   std::unique_ptr<sim::Runner> runner;
   /// Declared plugins the world runs without (--allow-missing-systems, render-only systems).
   std::vector<world::MissingSystem> missing;
+};
+
+/// The options `kestrel run` and `kestrel replay` share: --paused, the truth CSV, transport and
+/// the viewer.
+struct SharedRunOptions {
+  bool paused = false;
+  std::string truth_csv;
+  double truth_rate = physics::kDefaultTruthRateHz;
+  bool no_transport = false;
+  std::optional<std::string> transport_ip;
+  bool viewer = false;
+  std::string viewer_ip = "127.0.0.1";
+  std::uint16_t viewer_port = 8765;
+
+  /// Adds --paused (with `paused_help`), --truth-csv, --truth-rate, --no-transport,
+  /// --transport-ip, --viewer, --viewer-port and --viewer-ip to `cmd`.
+  void add_to(CLI::App& cmd, const char* paused_help);
+  /// @throws UsageError for --paused without world control (no transport and no viewer), or an
+  /// output that would overwrite `input`.
+  void check(const std::string& input) const;
+  /// Sets the matching fields of `ws`.
+  void apply(WorldSettings& ws) const;
 };
 
 /// Loads the world, adds its systems and configures the runner. Logs warnings.
