@@ -356,7 +356,7 @@ outputs() {
   run_case "--record /dev/full" 60 1 "writing the recording (--record) failed at its header: No space left on device" \
     "$kestrel" run "$demo" --no-transport --duration 2 --record /dev/full --quiet
   run_case "--record over a file-size limit" 120 1 "failed at a chunk: File too large; the file holds" \
-    sh -c "ulimit -f 600; '$kestrel' run '$demo' --no-transport --duration 120 --record '$tmp/limited.mcap'; \
+    sh -c "ulimit -f 2400; '$kestrel' run '$demo' --no-transport --duration 120 --record '$tmp/limited.mcap'; \
       c=\$?; '$kestrel' log info '$tmp/limited.mcap'; exit \$c"
   grep -q "expected the Footer record.* chunks\\? up to log time" "$tmp/err" ||
     fail "--record over a file-size limit: its chunks" "log info does not name the complete chunks"
