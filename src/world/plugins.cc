@@ -190,9 +190,10 @@ namespace {
 constexpr std::string_view kRenderOnly[] = {"cameravideorecorder", "logvideorecorder",
                                             "shaderparam"};
 
-// Gazebo systems Kestrel does not build in because MuJoCo 2.2 lacks what they drive in the
-// physics engine (normalized class names), with what is missing (docs/compatibility.md).
-constexpr std::pair<std::string_view, std::string_view> kPhysicsMissing[] = {
+// Gazebo systems Kestrel does not build in because what they do has no counterpart here
+// (normalized class names), with what is missing (docs/compatibility.md): MuJoCo 2.2 lacks what
+// they drive in the physics engine, or they read or write Gazebo's own log format.
+constexpr std::pair<std::string_view, std::string_view> kCannotProvide[] = {
     {"trackcontroller",
      "it moves the contact surface of a track link (Gazebo sets DART's or ODE's contact surface "
      "motion per contact), and MuJoCo 2.2 has no surface velocity for contacts"},
@@ -207,14 +208,21 @@ constexpr std::pair<std::string_view, std::string_view> kPhysicsMissing[] = {
     {"lookupwheelslip",
      "it sets wheels' slip compliance through WheelSlip's components, and MuJoCo 2.2 has no "
      "slip compliance"},
+    {"logrecord",
+     "it writes Gazebo's log (<record_path>/state.tlog, ign-transport's SQLite log), which "
+     "Kestrel does not write: record with `kestrel run WORLD --record FILE.mcap` (MCAP; "
+     "src/record/README.md)"},
+    {"logplayback",
+     "it plays Gazebo's log (<path>/state.tlog, ign-transport's SQLite log), which Kestrel does "
+     "not read: replay a Kestrel recording with `kestrel replay FILE.mcap`"},
 };
 
-// Why Kestrel does not provide a Gazebo system whose effect lives in the physics engine, or ""
-// (matched by class name or library file name).
-std::string_view physics_missing(const PluginDecl& p) {
+// Why Kestrel does not provide a Gazebo system, or "" (matched by class name or library file
+// name).
+std::string_view cannot_provide(const PluginDecl& p) {
   for (const std::string& key :
        {builtin_key_from_name(p.name), builtin_key_from_filename(p.filename)}) {
-    for (const auto& [name, why] : kPhysicsMissing) {
+    for (const auto& [name, why] : kCannotProvide) {
       if (!key.empty() && key == name) return why;
     }
   }
@@ -310,10 +318,10 @@ void resolve_plugins(std::span<const PluginDecl> plugins, const ecs::Registry& r
          "plugin '" + p.name + "' (filename '" + p.filename +
              "') cannot be resolved: it is not a Kestrel built-in system (src/world/"
              "builtin.cc)" +
-             (physics_missing(p).empty()
+             (cannot_provide(p).empty()
                   ? std::string()
                   : ": Kestrel cannot provide it as Gazebo does, because " +
-                        std::string(physics_missing(p))) +
+                        std::string(cannot_provide(p))) +
              " and no library was found; searched: " +
              (searched.empty() ? "(no directories: set KESTREL_SYSTEM_PLUGIN_PATH)" : searched) +
              (blocks ? ". A world runs with every system it declares "

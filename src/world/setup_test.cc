@@ -145,6 +145,12 @@ TEST(PluginResolution, SystemsNeedingPhysicsMujocoLacksSayWhatIsMissing) {
        "MuJoCo 2.2 has neither slip compliance nor a friction direction"},
       {"libgz-sim8-lookup-wheel-slip-system.so", "LookupWheelSlipByFile",
        "MuJoCo 2.2 has no slip compliance"},
+      // Gazebo's log format (issue 21): the refusal says what Kestrel does instead.
+      {"gz-sim-log-system", "gz::sim::systems::LogRecord",
+       "state.tlog, ign-transport's SQLite log), which Kestrel does not write: record with "
+       "`kestrel run WORLD --record FILE.mcap`"},
+      {"ignition-gazebo-log-system", "ignition::gazebo::systems::LogPlayback",
+       "which Kestrel does not read: replay a Kestrel recording with `kestrel replay FILE.mcap`"},
   };
   for (const auto& c : kCases) {
     auto p = plan(model(std::string("<plugin filename='") + c.file + "' name='" + c.name + "'/>"),
