@@ -2,14 +2,11 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -98,12 +95,7 @@ World::World(WorldOptions o) {
   runner_->configure();
 }
 
-World::~World() {
-  if (!spool_.empty()) {
-    std::error_code ec;
-    fs::remove_all(spool_, ec);
-  }
-}
+World::~World() = default;
 
 void World::step(std::uint64_t n) {
   if (stepping_) throw ArgumentError("step: called from a system while this world steps");
@@ -366,35 +358,11 @@ std::string World::spawn(const std::string& sdf_text) {
   }
   const Current current(this);
   auto& r = registry();
-  std::error_code ec;
-  if (spool_.empty()) {
-    spool_ = fs::temp_directory_path(ec) /
-             fmt::format("kestrel-python-{}-{}", getpid(), reinterpret_cast<std::uintptr_t>(this));
-    if (ec || (!fs::create_directories(spool_, ec) && ec)) {
-      spool_.clear();
-      throw Error("spawn: cannot create a directory for the SDF text: " + ec.message());
-    }
-  }
-  // One file per distinct text, named by its hash (a file of that name holding another text
-  // moves it to the next suffix); at most kMaxSpooled kept, the oldest written going first, as
-  // the create service's spool does (ModelCache parses a file again once it changed).
-  const std::size_t h = std::hash<std::string>{}(sdf_text);
   fs::path file;
-  for (int n = 0; file.empty(); ++n) {
-    const fs::path candidate = spool_ / fmt::format("{:016x}-{}.sdf", h, n);
-    if (!fs::exists(candidate, ec)) {
-      std::ofstream f(candidate, std::ios::binary);
-      if (!(f << sdf_text) || !f.flush()) throw Error("spawn: cannot write " + candidate.string());
-      spooled_.push_back(candidate);
-      while (spooled_.size() > kMaxSpooled) {
-        fs::remove(spooled_.front(), ec);
-        spooled_.pop_front();
-      }
-      file = candidate;
-    } else {
-      std::ifstream in(candidate, std::ios::binary);
-      if (std::string(std::istreambuf_iterator<char>(in), {}) == sdf_text) file = candidate;
-    }
+  try {
+    file = spool_.write(sdf_text);
+  } catch (const Error& e) {
+    throw Error(std::string("spawn: ") + e.what());
   }
   // The model's own <pose> (X_WM; the cache spawns at the pose it is given), as the create
   // service reads it.

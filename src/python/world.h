@@ -5,7 +5,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -131,10 +130,8 @@ class World {
 
   std::unique_ptr<sim::Runner> runner_;
   bool paused_ = false;
-  static constexpr std::size_t kMaxSpooled = 2 * sdf::ModelCache::kDefaultCapacity;
   sdf::ModelCache cache_;
-  std::filesystem::path spool_;                // a private directory for spawned SDF text
-  std::deque<std::filesystem::path> spooled_;  // its files, oldest first
+  sdf::TextSpool spool_{"kestrel-python"};  // spawned SDF text, as the create service spools it
 };
 
 }  // namespace kestrel::python

@@ -28,11 +28,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -155,63 +153,14 @@ Prepared prepare_file(const std::string& uri) {
   return out;
 }
 
-/// Spawned SDF text is written once per distinct text to a private temporary directory, so that
-/// ModelCache parses each once. At most kMaxFiles are kept (the oldest written goes first, as
-/// ModelCache drops what it parsed longest ago): a client sending ever new models cannot fill
-/// the disk. Shared with the helper threads that write it (a thread stuck on a file system
-/// keeps it alive).
-struct Spool {
-  static constexpr std::size_t kMaxFiles = 2 * sdf::ModelCache::kDefaultCapacity;
-  std::mutex m;
-  fs::path dir;
-  std::deque<fs::path> written;  // oldest first
-  ~Spool() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
+/// Spawned SDF text is written by a TextSpool (kestrel/sdf/world_loader.h), so that ModelCache
+/// parses each text once; before, a text that names no model is refused.
+void check_spawned_text(const std::string& text) {
+  if (text.find("<model") == std::string::npos) {
+    throw Rejected{text.find("<light") != std::string::npos ? "spawning lights is not supported"
+                                                            : "the sdf string holds no <model>"};
   }
-
-  fs::path write(const std::string& text) {
-    if (text.find("<model") == std::string::npos) {
-      throw Rejected{text.find("<light") != std::string::npos ? "spawning lights is not supported"
-                                                              : "the sdf string holds no <model>"};
-    }
-    std::lock_guard lock(m);
-    std::error_code ec;
-    if (dir.empty()) {
-      fs::path d =
-          fs::temp_directory_path(ec) /
-          fmt::format("kestrel-spawn-{}-{}", getpid(), reinterpret_cast<std::uintptr_t>(this));
-      if (ec || !fs::create_directories(d, ec) || ec) {
-        throw Rejected{"cannot create a spool directory for spawned SDF text: " + ec.message()};
-      }
-      dir = d;
-    }
-    // Named by the text's hash; a file of that name holding another text (a collision) moves
-    // this one to the next free suffix.
-    const std::size_t h = std::hash<std::string>{}(text);
-    for (int n = 0;; ++n) {
-      const fs::path file = dir / fmt::format("{:016x}-{}.sdf", h, n);
-      if (fs::exists(file, ec)) {
-        std::ifstream in(file, std::ios::binary);
-        const std::string old{std::istreambuf_iterator<char>(in), {}};
-        if (old == text) return file;
-        continue;
-      }
-      const fs::path tmp = file.string() + ".part";
-      std::ofstream f(tmp, std::ios::binary);
-      if (!(f << text) || !f.flush()) throw Rejected{"cannot write " + tmp.string()};
-      f.close();
-      fs::rename(tmp, file, ec);
-      if (ec) throw Rejected{"cannot write " + file.string() + ": " + ec.message()};
-      written.push_back(file);
-      while (written.size() > kMaxFiles) {
-        fs::remove(written.front(), ec);
-        written.pop_front();
-      }
-      return file;
-    }
-  }
-};
+}
 
 /// Runs `fn` on a thread of its own and waits at most `limit` for it: a file system that does
 /// not answer stalls only that thread (left to finish or hang on its own), never the caller.
@@ -319,6 +268,7 @@ class Handlers final : public detail::UserCommandHandlers {
       for (const auto& [kind, arg] : jobs) {
         if (kind == msgs::EntityFactory::kSdf) {
           Prepared p;
+          check_spawned_text(arg);
           p.file = spool->write(arg);
           read_model_head(arg, "the sdf string", p);
           out.push_back(std::move(p));
@@ -587,7 +537,8 @@ class Handlers final : public detail::UserCommandHandlers {
   ecs::Entity world_ = ecs::kNullEntity;
   std::chrono::milliseconds file_timeout_;
   sdf::ModelCache cache_;
-  std::shared_ptr<Spool> spool_ = std::make_shared<Spool>();
+  // Shared with the helper threads that write it (a thread stuck on a file system keeps it).
+  std::shared_ptr<sdf::TextSpool> spool_ = std::make_shared<sdf::TextSpool>("kestrel-spawn");
 };
 
 class UserCommands final : public System, public ISystemConfigurePriority, public ISystemConfigure {

@@ -254,7 +254,7 @@ TEST_F(UserCommandsTest, SpawnedTextsAreKeptBounded) {
     ASSERT_TRUE(call_bool("/world/tw/remove", gone)) << name;
   }
   EXPECT_GT(spool_files(), 0u);
-  EXPECT_LE(spool_files(), 2 * sdf::ModelCache::kDefaultCapacity);
+  EXPECT_LE(spool_files(), sdf::TextSpool::kMaxFiles);
   // The oldest text's file is gone; spawning it again still works (written and parsed anew).
   EXPECT_TRUE(
       create("<sdf version='1.9'><model name='m0'><static>true</static><pose>0 9 0 0 0 "

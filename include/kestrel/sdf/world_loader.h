@@ -13,10 +13,12 @@
 /// the supported elements and every finding.
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <ignition/math/Pose3.hh>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,6 +135,30 @@ class ModelCache {
   std::map<std::string, std::unique_ptr<Parsed>> cache_;
   std::size_t parse_count_ = 0;
   std::uint64_t uses_ = 0;
+};
+
+/// SDF text given in memory (a spawn request's) written to files for ModelCache: one file per
+/// distinct text in a private temporary directory (named `prefix`-pid-address), named by the
+/// text's hash (a file of that name holding another text moves it to the next suffix). At most
+/// `kMaxFiles` are kept, the oldest written going first, as ModelCache drops what it parsed
+/// longest ago: ever new texts cannot fill the disk. A text used again after its file went is
+/// written anew (and, its file being new, parsed anew). Thread-safe; the directory goes with it.
+class TextSpool {
+ public:
+  static constexpr std::size_t kMaxFiles = 2 * ModelCache::kDefaultCapacity;
+  explicit TextSpool(std::string prefix) : prefix_(std::move(prefix)) {}
+  ~TextSpool();
+  TextSpool(const TextSpool&) = delete;
+  TextSpool& operator=(const TextSpool&) = delete;
+
+  /// The file holding `text`. @throws Error when the directory or the file cannot be written.
+  std::filesystem::path write(const std::string& text);
+
+ private:
+  std::string prefix_;
+  std::mutex mutex_;
+  std::filesystem::path dir_;
+  std::deque<std::filesystem::path> written_;  // oldest first
 };
 
 }  // namespace kestrel::sdf
