@@ -32,4 +32,10 @@ Quaterniond ned_frd_to_enu_flu(const Quaterniond& q_NED_FRD) {
   return canonical(kQ_NED_ENU.Inverse() * q_NED_FRD * kQ_FLU_FRD.Inverse());
 }
 
+Vector3d euler_ned_frd(const Quaterniond& q_ENU_FLU) {
+  return enu_flu_to_ned_frd(q_ENU_FLU).Euler();
+}
+
+double yaw_rate_ned_to_enu(double r_NED) { return -r_NED; }
+
 }  // namespace kestrel::sitl

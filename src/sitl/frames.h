@@ -31,4 +31,11 @@ Quaterniond enu_flu_to_ned_frd(const Quaterniond& q_ENU_FLU);
 /// The inverse of enu_flu_to_ned_frd.
 Quaterniond ned_frd_to_enu_flu(const Quaterniond& q_NED_FRD);
 
+/// Roll, pitch, yaw [rad] of the body FRD frame in NED (z-y-x Tait-Bryan angles, the aerospace
+/// convention: yaw 0 = nose north, +π/2 = nose east) from Kestrel's q_ENU_FLU.
+Vector3d euler_ned_frd(const Quaterniond& q_ENU_FLU);
+/// A yaw rate about NED's down axis (positive: nose turns clockwise seen from above) as a rate
+/// about ENU's up axis: −r.
+double yaw_rate_ned_to_enu(double r_NED);
+
 }  // namespace kestrel::sitl

@@ -64,5 +64,28 @@ TEST(Frames, SpecificForceAtRestPointsUpInFluAndUpIsNegativeZInFrd) {
   expect_near(flu_to_frd({0, 0, 9.80665}), {0, 0, -9.80665});
 }
 
+TEST(Frames, EulerNedFrdOfKnownAttitudes) {
+  // Nose east, level: NED yaw +π/2.
+  const Vector3d east = euler_ned_frd(Quaterniond::Identity);
+  EXPECT_NEAR(east.X(), 0, 1e-12);
+  EXPECT_NEAR(east.Y(), 0, 1e-12);
+  EXPECT_NEAR(east.Z(), M_PI / 2, 1e-12);
+  // Nose north (ENU yaw +π/2): NED yaw 0; nose north-west (ENU yaw +3π/4): NED yaw −π/4.
+  EXPECT_NEAR(euler_ned_frd(Quaterniond(0, 0, M_PI / 2)).Z(), 0, 1e-12);
+  EXPECT_NEAR(euler_ned_frd(Quaterniond(0, 0, 3 * M_PI / 4)).Z(), -M_PI / 4, 1e-12);
+  // Nose up 0.3 rad while facing north: NED pitch +0.3.
+  EXPECT_NEAR(euler_ned_frd(Quaterniond(0, 0, M_PI / 2) * Quaterniond(0, -0.3, 0)).Y(), 0.3,
+              1e-12);
+}
+
+TEST(Frames, YawRateNedTurnsTheOtherWayInEnu) {
+  // Clockwise seen from above (NED +) is a negative rotation about ENU up.
+  EXPECT_EQ(yaw_rate_ned_to_enu(0.5), -0.5);
+  // A yaw that grows at r in NED shrinks at r in ENU: integrate the ENU rate and compare.
+  const double r = 0.4, dt = 0.25;
+  const Quaterniond q0(0, 0, 0.1), q1 = Quaterniond(0, 0, 0.1 + yaw_rate_ned_to_enu(r) * dt);
+  EXPECT_NEAR(euler_ned_frd(q1).Z() - euler_ned_frd(q0).Z(), r * dt, 1e-12);
+}
+
 }  // namespace
 }  // namespace kestrel::sitl

@@ -1,0 +1,149 @@
+#include "sitl/rflysim/packet.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <limits>
+
+namespace kestrel::sitl::rflysim {
+namespace {
+
+std::array<float, 20> floats(std::initializer_list<float> v) {
+  std::array<float, 20> a{};
+  std::copy(v.begin(), v.end(), a.begin());
+  return a;
+}
+
+TEST(RflySimPacket, SizesAndPortsFollowTheStructs) {
+  EXPECT_EQ(kIntFloatSize, 120u);
+  EXPECT_EQ(kDoubCtrlsSize, 232u);
+  EXPECT_EQ(encode_int_float(1, {}, {}).size(), 120u);
+  EXPECT_EQ(encode_doub_ctrls(1, {}).size(), 232u);
+  EXPECT_EQ(input_port(1), 30100);
+  EXPECT_EQ(output_port(1), 30101);
+  EXPECT_EQ(input_port(3), 30104);
+  EXPECT_EQ(output_port(3), 30105);
+}
+
+TEST(RflySimPacket, IntFloatIsLittleEndianAtItsOffsets) {
+  const auto b = encode_int_float(2, {1, 0, 0, 0, 0, 0, 0, 7}, floats({1.0f}));
+  // checksum 1234567897 = 0x499602D9, little-endian first.
+  EXPECT_EQ(b[0], 0xD9);
+  EXPECT_EQ(b[1], 0x02);
+  EXPECT_EQ(b[2], 0x96);
+  EXPECT_EQ(b[3], 0x49);
+  EXPECT_EQ(b[4], 2);      // CopterID
+  EXPECT_EQ(b[8], 1);      // inSILInts[0]
+  EXPECT_EQ(b[36], 7);     // inSILInts[7]
+  EXPECT_EQ(b[40], 0x00);  // inSILFLoats[0] = 1.0f = 0x3F800000
+  EXPECT_EQ(b[42], 0x80);
+  EXPECT_EQ(b[43], 0x3F);
+}
+
+TEST(RflySimPacket, DecodesAVelocityCommand) {
+  const auto b = encode_int_float(1, {1}, floats({0.5f, -0.25f, -1.0f, 0.3f}));
+  Command c;
+  ASSERT_EQ(decode(b.data(), b.size(), 1, c), Rejection::kNone);
+  EXPECT_EQ(c.mode, Mode::kVelocity);
+  EXPECT_FALSE(c.doubles);
+  EXPECT_EQ(c.values[0], 0.5);
+  EXPECT_EQ(c.values[1], -0.25);
+  EXPECT_EQ(c.values[2], -1.0);
+  EXPECT_NEAR(c.values[3], 0.3, 1e-7);
+}
+
+TEST(RflySimPacket, DecodesDoubCtrlsWithTheModeInTheFirstDouble) {
+  std::array<double, 28> d{};
+  d[0] = 2;
+  d[1] = 1.5;
+  d[2] = -2.5;
+  d[3] = -3;
+  d[4] = 0.1;
+  d[27] = 99;  // not used
+  const auto b = encode_doub_ctrls(4, d);
+  Command c;
+  ASSERT_EQ(decode(b.data(), b.size(), 4, c), Rejection::kNone);
+  EXPECT_EQ(c.mode, Mode::kPosition);
+  EXPECT_TRUE(c.doubles);
+  EXPECT_EQ(c.values[0], 1.5);
+  EXPECT_EQ(c.values[1], -2.5);
+  EXPECT_EQ(c.values[2], -3);
+  EXPECT_EQ(c.values[3], 0.1);
+}
+
+TEST(RflySimPacket, RejectsEachKindAndNeverFillsTheCommand) {
+  Command c;
+  c.mode = Mode::kMotors;  // must stay as it was for every rejection
+  const auto ok = encode_int_float(1, {1}, floats({0, 0, -1, 0}));
+  EXPECT_EQ(decode(ok.data(), ok.size() - 1, 1, c), Rejection::kSize);
+  const auto longer = std::vector<std::uint8_t>(121, 0);
+  EXPECT_EQ(decode(longer.data(), longer.size(), 1, c), Rejection::kSize);
+  const auto bad_sum = encode_int_float(1, {1}, floats({0, 0, -1, 0}), 123456789);
+  EXPECT_EQ(decode(bad_sum.data(), bad_sum.size(), 1, c), Rejection::kChecksum);
+  EXPECT_EQ(decode(ok.data(), ok.size(), 2, c), Rejection::kCopterId);
+  const auto bad_mode = encode_int_float(1, {4}, {});
+  EXPECT_EQ(decode(bad_mode.data(), bad_mode.size(), 1, c), Rejection::kMode);
+  const auto negative_mode = encode_int_float(1, {-1}, {});
+  EXPECT_EQ(decode(negative_mode.data(), negative_mode.size(), 1, c), Rejection::kMode);
+  std::array<double, 28> d{};
+  d[0] = 1.5;
+  const auto half_mode = encode_doub_ctrls(1, d);
+  EXPECT_EQ(decode(half_mode.data(), half_mode.size(), 1, c), Rejection::kMode);
+  const auto nan = encode_int_float(1, {1}, floats({0, std::numeric_limits<float>::quiet_NaN()}));
+  EXPECT_EQ(decode(nan.data(), nan.size(), 1, c), Rejection::kValue);
+  const auto over = encode_int_float(1, {3}, floats({0.5f, 1.5f}));
+  EXPECT_EQ(decode(over.data(), over.size(), 1, c), Rejection::kValue);
+  // A NaN in a value the mode does not read is no reason to refuse it.
+  const auto unused_nan =
+      encode_int_float(1, {1}, floats({0, 0, 0, 0, std::numeric_limits<float>::quiet_NaN()}));
+  EXPECT_EQ(c.mode, Mode::kMotors);
+  EXPECT_EQ(decode(unused_nan.data(), unused_nan.size(), 1, c), Rejection::kNone);
+  EXPECT_EQ(c.mode, Mode::kVelocity);
+}
+
+TEST(RflySimPacket, VehicleInfoPutsEachFieldAtItsIndex) {
+  VehicleInfo v;
+  v.copter_id = 3;
+  v.vehicle_type = 5;
+  v.runned_time = 1.25;
+  v.vel_ned = {1, 2, 3};
+  v.pos_ned = {4, 5, 6};
+  v.euler = {0.1, 0.2, 0.3};
+  v.q_ned_frd = ignition::math::Quaterniond(0.5, 0.5, 0.5, 0.5);
+  for (int i = 0; i < 8; ++i) v.motor_rpm[i] = 100 + i;
+  v.acc_frd = {7, 8, 9};
+  v.rate_frd = {10, 11, 12};
+  v.latitude_deg = 47.4;
+  v.longitude_deg = 8.5;
+  v.altitude = 488;
+  const auto d = vehicle_info_60d(v);
+  EXPECT_EQ(d[0], 3);
+  EXPECT_EQ(d[1], 5);
+  EXPECT_EQ(d[2], 1.25);
+  EXPECT_EQ(d[3], 1);
+  EXPECT_EQ(d[5], 3);
+  EXPECT_EQ(d[6], 4);
+  EXPECT_EQ(d[8], 6);
+  EXPECT_EQ(d[9], 0.1);
+  EXPECT_EQ(d[11], 0.3);
+  EXPECT_EQ(d[12], 0.5);
+  EXPECT_EQ(d[15], 0.5);
+  EXPECT_EQ(d[16], 100);
+  EXPECT_EQ(d[23], 107);
+  EXPECT_EQ(d[24], 7);
+  EXPECT_EQ(d[29], 12);
+  EXPECT_EQ(d[30], 47.4);
+  EXPECT_EQ(d[31], 8.5);
+  EXPECT_EQ(d[32], 488);
+  for (std::size_t i = 33; i < d.size(); ++i) EXPECT_EQ(d[i], 0) << i;
+  const auto bytes = encode_doubles(d.data(), d.size());
+  ASSERT_EQ(bytes.size(), 480u);
+  // d[0] = 3.0 = 0x4008000000000000, little-endian.
+  EXPECT_EQ(bytes[7], 0x40);
+  EXPECT_EQ(bytes[6], 0x08);
+  EXPECT_EQ(bytes[0], 0x00);
+}
+
+}  // namespace
+}  // namespace kestrel::sitl::rflysim
