@@ -34,7 +34,7 @@ struct RunArgs {
   bool quiet = false;
   bool strict = false;
   bool allow_missing_systems = false;
-  std::vector<std::string> px4, ardupilot;
+  std::vector<std::string> px4, ardupilot, rflysim;
   std::optional<double> sitl_connect_timeout, sitl_answer_timeout;
   bool no_render = false;
   unsigned render_threads = 0;
@@ -109,6 +109,7 @@ int run(const RunArgs& a) {
   ws.quiet = a.quiet;
   ws.px4 = a.px4;
   ws.ardupilot = a.ardupilot;
+  ws.rflysim = a.rflysim;
   ws.sitl_connect_timeout = a.sitl_connect_timeout;
   ws.sitl_answer_timeout = a.sitl_answer_timeout;
   ws.render = !a.no_render;
@@ -221,6 +222,11 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "Fly MODEL with ArduPilot SITL JSON (UDP 127.0.0.1:9002+10*INSTANCE); "
                   "repeatable")
       ->type_name("MODEL[:INSTANCE]");
+  cmd->add_option("--rflysim", args->rflysim,
+                  "Fly and observe MODEL over RflySim's CopterSim UDP structs (listens on "
+                  "127.0.0.1:30100+2*(ID-1), sends to 30101+2*(ID-1); ID 1 by default); "
+                  "repeatable")
+      ->type_name("MODEL[:ID]");
   cmd->add_option("--sitl-connect-timeout", args->sitl_connect_timeout,
                   "Give up (exit 1) when an autopilot has not connected after SEC seconds of "
                   "wall clock; default: wait as long as it takes")

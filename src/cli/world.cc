@@ -130,6 +130,13 @@ LoadedWorld load_world(const WorldSettings& s) {
       }
     }
   }
+  for (const std::string& text : s.rflysim) {
+    try {
+      sitl::attach_rflysim(*runner, text);
+    } catch (const sitl::AttachError& e) {
+      throw UsageError(e.what());
+    }
+  }
   try {
     sitl::check_channel_maps(*runner);
   } catch (const sitl::AttachError& e) {

@@ -28,6 +28,7 @@ struct WorldSettings {
   double truth_rate_hz = 100;          ///< CSV samples per second of sim time (0: every step)
   std::vector<std::string> px4;        ///< --px4 MODEL[:INSTANCE] (SITL bridges)
   std::vector<std::string> ardupilot;  ///< --ardupilot MODEL[:INSTANCE]
+  std::vector<std::string> rflysim;    ///< --rflysim MODEL[:ID] (src/sitl/rflysim)
   std::optional<double> sitl_connect_timeout;     ///< --sitl-connect-timeout [s] (every bridge)
   std::optional<double> sitl_answer_timeout;      ///< --sitl-answer-timeout [s] (every bridge)
   bool transport = true;                          ///< topics and services (false: --no-transport)

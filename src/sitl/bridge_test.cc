@@ -1,4 +1,4 @@
-// The PX4 and ArduPilot bridges against in-process peers on loopback (ctest runs them in a
+// The PX4, ArduPilot and RflySim bridges against in-process peers on loopback (ctest runs them in a
 // private network namespace). No physics: the vehicle's state is written by the test.
 
 #include <arpa/inet.h>
@@ -37,6 +37,7 @@
 #include "sitl/frames.h"
 #include "sitl/mavlink/codec.h"
 #include "sitl/net.h"
+#include "sitl/rflysim/packet.h"
 
 namespace kestrel::sitl {
 namespace {
@@ -774,15 +775,18 @@ ecs::Entity add_model(sim::Runner& r, const std::string& name,
 
 // Every argument the world cannot take is an AttachError naming it and what is wrong, before
 // anything listens (no configure here).
+// `attach()` throws an AttachError whose message contains `what`.
+template <class F>
+void expect_error(F&& attach, const std::string& what) {
+  try {
+    attach();
+    ADD_FAILURE() << "expected an AttachError containing: " << what;
+  } catch (const AttachError& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
 TEST(Px4Bridge, CommandLineAttachmentsTheWorldCannotTakeAreUsageErrors) {
-  auto expect_error = [](auto&& attach, const std::string& what) {
-    try {
-      attach();
-      ADD_FAILURE() << "expected an AttachError containing: " << what;
-    } catch (const AttachError& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
-  };
   for (const char* bad : {"x3:", "w::x3:"}) {
     expect_error([&] { parse_attach_spec(bad, "--px4"); },
                  std::string("--px4 ") + bad + ": nothing after ':'");
@@ -1182,6 +1186,170 @@ TEST(ArduPilotPacket, RejectsWrongSizesAndMagic) {
   mav::put_le(buf, std::uint16_t{1234});
   EXPECT_FALSE(parse_servo_packet(buf, 40, p, err));
   EXPECT_FALSE(parse_servo_packet(buf, 3, p, err));
+}
+
+// ---- RflySimBridge (src/sitl/rflysim) ------------------------------------------------------------
+
+// A UDP peer on loopback: sends to Kestrel's input port, receives on the output port.
+struct RflyPeer {
+  explicit RflyPeer(int copter_id)
+      : rx(udp_bind("127.0.0.1", rflysim::output_port(copter_id), "test")),
+        tx(::socket(AF_INET, SOCK_DGRAM, 0)),
+        to(make_address("127.0.0.1", rflysim::input_port(copter_id), "test")) {}
+  void send(const std::vector<std::uint8_t>& b) {
+    ::sendto(tx.get(), b.data(), b.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+  }
+  // The datagrams waiting, by size: the latest 480-byte (truth) and 256-byte (data) ones.
+  bool receive(std::vector<double>& truth, std::vector<double>& data) {
+    bool any = false;
+    std::uint8_t buf[1024];
+    for (;;) {
+      const ssize_t n = ::recv(rx.get(), buf, sizeof buf, 0);
+      if (n < 0) return any;
+      auto& out = n == 480 ? truth : data;
+      out.assign(static_cast<std::size_t>(n) / 8, 0.0);
+      std::memcpy(out.data(), buf, static_cast<std::size_t>(n));  // little-endian host
+      any = true;
+    }
+  }
+  Fd rx, tx;
+  sockaddr_in to;
+};
+
+std::array<float, 20> rfly_floats(std::initializer_list<float> v) {
+  std::array<float, 20> a{};
+  std::copy(v.begin(), v.end(), a.begin());
+  return a;
+}
+
+std::unique_ptr<sim::Runner> rflysim_world(int copter_id, bool controller = true) {
+  auto r = make_world();
+  const auto model = r->registry().child_by_name(r->world(), "quad");
+  if (controller) {  // what MulticopterVelocityControl creates at configure
+    r->registry().add<c::TwistCommand>(model);
+    r->registry().add<c::VelocityControlEnable>(model, c::VelocityControlEnable{false});
+  }
+  r->add_system(make_rflysim_bridge_system(), model,
+                Element::parse(fmt::format("<plugin><copter_id>{}</copter_id><rate>1000</rate>"
+                                           "</plugin>",
+                                           copter_id)),
+                "kestrel::systems::RflySimBridge", "test");
+  r->configure();
+  return r;
+}
+
+TEST(RflySimBridge, VelocityCommandsBecomeBodyTwistsAndTheTruthIsNed) {
+  auto r = rflysim_world(5);
+  RflyPeer peer(5);
+  auto& reg = r->registry();
+  const auto model = reg.child_by_name(r->world(), "quad");
+  // Facing north, 10 m up, 2 m/s north, yawing left at 0.5 rad/s (make_world).
+  peer.send(rflysim::encode_int_float(5, {1}, rfly_floats({1.0f, 0.0f, -1.0f, 0.3f})));
+  usleep(20000);
+  r->step_once();
+  const auto& twist = reg.get<c::TwistCommand>(model);
+  EXPECT_TRUE(twist.received);
+  // North 1 m/s = forward; up 1 m/s = body up; NED yaw rate +0.3 = −0.3 about FLU z.
+  EXPECT_NEAR(twist.linear.X(), 1.0, 1e-6);
+  EXPECT_NEAR(twist.linear.Y(), 0.0, 1e-6);
+  EXPECT_NEAR(twist.linear.Z(), 1.0, 1e-6);
+  EXPECT_NEAR(twist.angular.Z(), -0.3, 1e-6);
+  EXPECT_TRUE(reg.get<c::VelocityControlEnable>(model).value);
+  std::vector<double> truth, data;
+  usleep(20000);
+  ASSERT_TRUE(peer.receive(truth, data));
+  ASSERT_EQ(truth.size(), 60u);
+  ASSERT_EQ(data.size(), 32u);
+  EXPECT_EQ(truth[0], 5);
+  EXPECT_NEAR(truth[2], 0.001, 1e-12);  // the end of the first 1 ms step
+  EXPECT_NEAR(truth[3], 2.0, 1e-9);     // VelE north
+  EXPECT_NEAR(truth[8], -10.0, 1e-9);   // PosE down
+  EXPECT_NEAR(truth[11], 0.0, 1e-9);    // yaw: facing north
+  EXPECT_NEAR(truth[26], -9.8, 1e-9);   // AccB down: specific force at rest in the air
+  EXPECT_NEAR(truth[29], -0.5, 1e-9);   // RateB r: yawing left is negative in FRD
+  EXPECT_NEAR(truth[30], 47.397742, 1e-3);
+  EXPECT_NEAR(truth[31], 8.545594, 1e-3);
+  EXPECT_EQ(data[2], 1);  // mode
+  EXPECT_EQ(data[3], 1);  // applied
+
+  // Bad packets are counted per kind, said once per kind, and never applied.
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 2; ++i) {
+    peer.send(rflysim::encode_int_float(5, {1}, rfly_floats({0, 0, 3}), 42));
+  }
+  peer.send(rflysim::encode_int_float(4, {1}, rfly_floats({0, 0, 3})));
+  peer.send(std::vector<std::uint8_t>(7, 0));
+  usleep(20000);
+  r->step_once();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NEAR(reg.get<c::TwistCommand>(model).linear.Z(), 1.0, 1e-6);  // unchanged
+  EXPECT_NE(err.find("wrong checksum (checksum 42 instead of 1234567897)"), std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("wrong checksum"), err.rfind("wrong checksum")) << err;
+  EXPECT_NE(err.find("unknown CopterID (CopterID 4, this vehicle is 5)"), std::string::npos);
+  EXPECT_NE(err.find("wrong size (7 bytes"), std::string::npos);
+  usleep(20000);
+  ASSERT_TRUE(peer.receive(truth, data));
+  EXPECT_EQ(data[4], 1);  // wrong size
+  EXPECT_EQ(data[5], 2);  // wrong checksum
+  EXPECT_EQ(data[6], 1);  // unknown CopterID
+  EXPECT_EQ(data[3], 1);  // applied: still one
+
+  // Mode 3: the motors directly, the controller idle (no twist).
+  peer.send(rflysim::encode_int_float(5, {3}, rfly_floats({0.5f, 0.25f, 1.0f, 0.0f})));
+  usleep(20000);
+  r->step_once();
+  EXPECT_FALSE(reg.get<c::TwistCommand>(model).received);
+  EXPECT_NEAR(rotor(*r, 0), 400.0, 1e-4);  // 0.5 · 800 rad/s
+  EXPECT_NEAR(rotor(*r, 1), 200.0, 1e-4);
+  EXPECT_NEAR(rotor(*r, 2), 800.0, 1e-4);
+
+  // A reset returns to mode 0: nothing is written any more.
+  r->reset_now();
+  reg.get<c::ActuatorCommands>(model).velocity.assign(8, 1.0);
+  r->step_once();
+  EXPECT_EQ(rotor(*r, 0), 1.0);
+  usleep(20000);
+  ASSERT_TRUE(peer.receive(truth, data));
+  EXPECT_EQ(data[2], 0);
+}
+
+TEST(RflySimBridge, PositionModeFliesTowardsTheTargetAndWithoutAControllerIsRefused) {
+  {
+    auto r = rflysim_world(6);
+    RflyPeer peer(6);
+    const auto model = r->registry().child_by_name(r->world(), "quad");
+    // Target 3 m north, same height, yaw east (π/2): 3 m error · gain 1 = 3 m/s, limited to 2.
+    peer.send(rflysim::encode_doub_ctrls(6, {2, 3, 0, -10, M_PI / 2}));
+    usleep(20000);
+    r->step_once();
+    const auto& twist = r->registry().get<c::TwistCommand>(model);
+    EXPECT_NEAR(twist.linear.X(), 2.0, 1e-9);  // forward = north
+    EXPECT_NEAR(twist.linear.Z(), 0.0, 1e-9);
+    // Yaw error +π/2 · gain 1 = 1.57, limited to 1 rad/s clockwise = −1 about FLU z.
+    EXPECT_NEAR(twist.angular.Z(), -1.0, 1e-9);
+  }
+  auto r = rflysim_world(7, false);
+  RflyPeer peer(7);
+  testing::internal::CaptureStderr();
+  peer.send(rflysim::encode_int_float(7, {1}, rfly_floats({0, 0, -1})));
+  usleep(20000);
+  r->step_once();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("mode the model cannot fly"), std::string::npos) << err;
+}
+
+TEST(RflySimBridge, CommandLineAttachmentsTheWorldCannotTakeAreUsageErrors) {
+  auto r = make_world();
+  expect_error([&] { attach_rflysim(*r, "quad:0"); }, "CopterID 0 does not exist");
+  expect_error([&] { attach_rflysim(*r, "nope"); }, "no model 'nope' (its models: quad)");
+  expect_error([&] { attach_rflysim(*r, "quad:2"); }, "has no MulticopterMotorModel");
+  add_stand_in(*r, r->registry().child_by_name(r->world(), "quad"), "MulticopterMotorModel");
+  attach_rflysim(*r, "quad");
+  expect_error([&] { attach_rflysim(*r, "quad:3"); }, "already has an RflySim bridge");
+  add_stand_in(*r, add_model(*r, "other"), "MulticopterMotorModel");
+  expect_error([&] { attach_rflysim(*r, "other:1"); }, "CopterID 1 is already model 'w::quad'");
+  attach_rflysim(*r, "other:2");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ namespace {
 
 constexpr const char* kPx4Name = "kestrel::systems::Px4Bridge";
 constexpr const char* kArduPilotName = "kestrel::systems::ArduPilotBridge";
+constexpr const char* kRflySimName = "kestrel::systems::RflySimBridge";
 constexpr const char* kMotorName = "kestrel::systems::MulticopterMotorModel";
 // Systems that write the model's rotor commands too (the mission through the velocity control).
 constexpr const char* kControllers[] = {"kestrel::systems::MulticopterVelocityControl",
@@ -205,21 +206,78 @@ AttachSpec parse_attach_spec(const std::string& text, const std::string& flag) {
   return s;
 }
 
+namespace {
+
+// The model a command-line attachment names (top-level, or scoped "world::model").
+ecs::Entity find_model(const sim::Runner& runner, const std::string& flag,
+                       const std::string& name) {
+  const auto& reg = runner.registry();
+  const ecs::Entity model = name.find("::") != std::string::npos
+                                ? reg.find_scoped(name)
+                                : reg.child_by_name(runner.world(), name);
+  if (model == ecs::kNullEntity || !reg.has<components::Model>(model)) {
+    throw AttachError(fmt::format("{} {}: the world has no model '{}' (its models: {})", flag,
+                                  name, name, model_names(reg, runner.world())));
+  }
+  return model;
+}
+
+}  // namespace
+
+void attach_rflysim(sim::Runner& runner, const std::string& text) {
+  const std::string flag = "--rflysim";
+  AttachSpec spec = parse_attach_spec(text, flag);
+  if (spec.model == text) spec.instance = 1;  // no ":ID"
+  if (spec.instance == 0) {
+    throw AttachError(fmt::format("{} {}: CopterID 0 does not exist (RflySim numbers vehicles "
+                                  "from 1: port 30100 + 2·(ID − 1))",
+                                  flag, text));
+  }
+  const ecs::Entity model = find_model(runner, flag, spec.model);
+  const auto& reg = runner.registry();
+  const std::string name = reg.scoped_name(model);
+  const std::string arg = fmt::format("{} {}:{}", flag, spec.model, spec.instance);
+  if (const ecs::Entity s = static_model_of(reg, model); s != ecs::kNullEntity) {
+    throw AttachError(fmt::format("{}: model '{}' is static: it cannot fly", arg, name));
+  }
+  bool motors = false;
+  for (const auto& s : runner.systems()) {
+    if (s.name == kMotorName && s.active && s.entity == model) motors = true;
+    if (s.name != kRflySimName) continue;
+    if (s.entity == model) {
+      throw AttachError(fmt::format("{}: model '{}' already has an RflySim bridge (from {})", arg,
+                                    name, s.origin));
+    }
+    int id = 1;
+    try {
+      id = s.config ? s.config->get_or<int>("copter_id", 1) : 1;
+    } catch (const Error&) {
+      continue;  // that bridge's configure reports it
+    }
+    if (id == static_cast<int>(spec.instance)) {
+      throw AttachError(fmt::format(
+          "{}: CopterID {} is already model '{}' (from {}): give each vehicle its own ID", arg,
+          id, reg.scoped_name(s.entity), s.origin));
+    }
+  }
+  if (!motors) {
+    throw AttachError(fmt::format("{}: model '{}' has no MulticopterMotorModel <plugin> of its "
+                                  "own: RflySim's commands would drive nothing",
+                                  arg, name));
+  }
+  auto config = Element::parse(
+      fmt::format("<plugin name='{}' filename='kestrel-rflysim-bridge-system'><copter_id>{}"
+                  "</copter_id></plugin>",
+                  kRflySimName, spec.instance),
+      flag);
+  runner.add_system(make_rflysim_bridge_system(), model, std::move(config), kRflySimName, arg);
+}
+
 void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& spec) {
   const bool px4 = autopilot == Autopilot::kPx4;
   const std::string flag = px4 ? "--px4" : "--ardupilot";
   const std::string arg = fmt::format("{} {}:{}", flag, spec.model, spec.instance);
-  auto& reg = runner.registry();
-  ecs::Entity model = ecs::kNullEntity;
-  if (spec.model.find("::") != std::string::npos) {
-    model = reg.find_scoped(spec.model);
-  } else {
-    model = reg.child_by_name(runner.world(), spec.model);
-  }
-  if (model == ecs::kNullEntity || !reg.has<components::Model>(model)) {
-    throw AttachError(fmt::format("{} {}: the world has no model '{}' (its models: {})", flag,
-                                  spec.model, spec.model, model_names(reg, runner.world())));
-  }
+  const ecs::Entity model = find_model(runner, flag, spec.model);
   const std::string name = px4 ? kPx4Name : kArduPilotName;
   check_attachable(runner, model, flag, arg, name, default_port(autopilot, spec.instance));
   const std::string file = px4 ? "kestrel-px4-bridge-system" : "kestrel-ardupilot-bridge-system";

@@ -72,6 +72,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"MotorFailureSystem", &systems::make_motor_failure, false, ""},
       {"Px4Bridge", &sitl::make_px4_bridge_system, false, ""},
       {"ArduPilotBridge", &sitl::make_ardupilot_bridge_system, false, ""},
+      {"RflySimBridge", &sitl::make_rflysim_bridge_system, false, ""},
       {"DiffDrive", &systems::make_diff_drive, false, ""},
       {"OdometryPublisher", &systems::make_odometry_publisher, false, ""},
       {"PosePublisher", &systems::make_pose_publisher, false, ""},

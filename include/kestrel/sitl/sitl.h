@@ -29,6 +29,8 @@ namespace kestrel::sitl {
 std::unique_ptr<System> make_px4_bridge_system();
 /// A fresh ArduPilot JSON bridge system.
 std::unique_ptr<System> make_ardupilot_bridge_system();
+/// A fresh RflySim (CopterSim UDP structs) bridge system (src/sitl/rflysim/README.md).
+std::unique_ptr<System> make_rflysim_bridge_system();
 
 /// A `--px4` / `--ardupilot` argument the world cannot take (a malformed MODEL[:INSTANCE], a
 /// model that is missing, static, has no rotors, is already flown or controlled, or a port
@@ -65,6 +67,14 @@ AttachSpec parse_attach_spec(const std::string& text, const std::string& flag);
 ///         of the model would drive the same rotors (named by FILE:LINE); or if another bridge
 ///         of the same autopilot listens on the same port.
 void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& spec);
+
+/// Adds an RflySim bridge to the model named by "MODEL[:ID]" (`--rflysim`; ID 1 when absent,
+/// RflySim's CopterIDs start at 1), as if the model declared the plugin with <copter_id>ID.
+/// Call after the world is loaded and before runner.configure().
+/// @throws AttachError on a malformed argument, an ID of 0, a missing or static model, a model
+///         without a MulticopterMotorModel of its own, or a model or CopterID already given an
+///         RflySim bridge.
+void attach_rflysim(sim::Runner& runner, const std::string& text);
 
 /// Refuses a bridge whose channel map does not drive every motor of its model (each
 /// MulticopterMotorModel's actuator_number must be some channel's rotor), naming the model, its

@@ -1,0 +1,290 @@
+// RflySimBridge: a vehicle flown and observed over CopterSim's UDP structs (src/sitl/rflysim/
+// README.md). Inputs (PX4SILIntFloat, DllInDoubCtrls) are polled at PreUpdate and drive the
+// model's MulticopterVelocityControl (TwistCommand, VelocityControlEnable) or its motors
+// (ActuatorCommands); the truth (VehileInfo60d) and outCopterData go out at PostUpdate at a rate
+// in sim time. Not lockstep: the world runs at its own pace and a packet takes effect at the
+// first step after it arrived.
+
+#include <arpa/inet.h>
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "kestrel/components/multicopter.h"
+#include "kestrel/sitl/sitl.h"
+#include "sitl/frames.h"
+#include "sitl/net.h"
+#include "sitl/rflysim/packet.h"
+#include "sitl/vehicle.h"
+
+namespace kestrel::sitl {
+namespace {
+
+namespace c = components;
+using rflysim::Command;
+using rflysim::Mode;
+using rflysim::Rejection;
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::kNone:
+      return "0 (no command)";
+    case Mode::kVelocity:
+      return "1 (NED velocity + yaw rate)";
+    case Mode::kPosition:
+      return "2 (NED position + yaw)";
+    case Mode::kMotors:
+      return "3 (normalised motor commands)";
+  }
+  return "?";
+}
+
+double positive(const Element& cfg, const char* name, double fallback, const std::string& who) {
+  const double v = cfg.get_or<double>(name, fallback);
+  if (!(v > 0) || !std::isfinite(v)) {
+    throw Error(cfg.where(), fmt::format("{}: <{}> must be a positive number, got {}", who, name,
+                                         v));
+  }
+  return v;
+}
+
+class RflySimBridge final : public System,
+                            public ISystemConfigure,
+                            public ISystemPreUpdate,
+                            public ISystemPostUpdate,
+                            public ISystemReset {
+ public:
+  // Before MulticopterVelocityControl (kPrePhysics − 1) and the motor model (kPrePhysics), so
+  // both read this step's command.
+  int priority() const override { return priority::kPrePhysics - 2; }
+
+  ~RflySimBridge() override {
+    if (!configured_) return;
+    spdlog::info(
+        "{}: {} commands applied; rejected: {} wrong size, {} wrong checksum, {} unknown "
+        "CopterID, {} unknown mode, {} bad setpoint value, {} mode the model cannot fly",
+        who_, applied_, rejected_[1], rejected_[2], rejected_[3], rejected_[4], rejected_[5],
+        rejected_[6]);
+  }
+
+  void configure(ecs::Entity entity, const Element& cfg, ecs::Registry& reg,
+                 sim::EventBus&) override {
+    const int id = cfg.get_or<int>("copter_id", 1);
+    if (id < 1 || id > 10000) {
+      throw Error(cfg.where(),
+                  fmt::format("RflySim bridge of model '{}': <copter_id> {} is out of range "
+                              "(RflySim's CopterIDs are 1, 2, ...; at most 10000)",
+                              reg.scoped_name(entity), id));
+    }
+    copter_id_ = id;
+    who_ = fmt::format("RflySim bridge (model '{}', CopterID {})", reg.scoped_name(entity), id);
+    address_ = cfg.get_or<std::string>("address", "127.0.0.1");
+    port_ = cfg.get_or<int>("port", rflysim::input_port(id));
+    peer_address_ = cfg.get_or<std::string>("peer_address", "127.0.0.1");
+    peer_port_ = cfg.get_or<int>("peer_port", rflysim::output_port(id));
+    rate_ = positive(cfg, "rate", 100.0, who_);
+    period_ = from_seconds(1.0 / rate_);
+    vehicle_type_ = cfg.get_or<int>("vehicle_type", 3);
+    max_rotor_ = positive(cfg, "max_rotor_velocity", 800.0, who_);
+    position_gain_ = positive(cfg, "position_gain", 1.0, who_);
+    yaw_gain_ = positive(cfg, "yaw_gain", 1.0, who_);
+    max_speed_ = positive(cfg, "max_speed", 2.0, who_);
+    max_yaw_rate_ = positive(cfg, "max_yaw_rate", 1.0, who_);
+    vehicle_ = find_vehicle(reg, entity, cfg.get_or<std::string>("link", ""), who_);
+    reader_.bind(reg, vehicle_, "");
+    peer_ = make_address(peer_address_, peer_port_, who_);
+    socket_ = udp_bind(address_, port_, who_);
+    if (!reg.has<c::ActuatorCommands>(entity)) reg.add<c::ActuatorCommands>(entity);
+    configured_ = true;
+    spdlog::info("{}: listening on UDP {}:{}, sending VehileInfo60d and outCopterData at {} Hz "
+                 "(sim time) to {}:{}",
+                 who_, address_, port_, rate_, peer_address_, peer_port_);
+  }
+
+  void reset(const UpdateInfo&, ecs::Registry& reg) override {
+    active_ = Command{};
+    next_send_ = Duration{0};
+    if (!reg.has<c::ActuatorCommands>(vehicle_.model)) reg.add<c::ActuatorCommands>(vehicle_.model);
+  }
+
+  void pre_update(const UpdateInfo& info, ecs::Registry& reg) override {
+    receive(reg);
+    if (info.paused) return;
+    switch (active_.mode) {
+      case Mode::kNone:
+        return;
+      case Mode::kVelocity:
+        fly(reg, ned_to_enu({active_.values[0], active_.values[1], active_.values[2]}),
+            yaw_rate_ned_to_enu(active_.values[3]));
+        return;
+      case Mode::kPosition: {
+        // A proportional loop on the position and yaw errors, limited, flown as mode 1.
+        const Truth t = reader_.truth(reg);
+        const Vector3d target_E =
+            ned_to_enu({active_.values[0], active_.values[1], active_.values[2]});
+        Vector3d v_E = (target_E - t.X_EB.Pos()) * position_gain_;
+        if (v_E.Length() > max_speed_) v_E = v_E.Normalized() * max_speed_;
+        const double yaw_error =
+            std::remainder(active_.values[3] - euler_ned_frd(t.X_EB.Rot()).Z(), 2 * M_PI);
+        const double r_NED = std::clamp(yaw_error * yaw_gain_, -max_yaw_rate_, max_yaw_rate_);
+        fly(reg, v_E, yaw_rate_ned_to_enu(r_NED));
+        return;
+      }
+      case Mode::kMotors: {
+        // The velocity controller (if any) is left enabled but without a twist: it then writes
+        // no rotor command (multicopter.h, TwistCommand), and these reach the motors.
+        // (A disabled controller would zero the rotors after this system: it is enabled.)
+        if (auto* twist = reg.try_get<c::TwistCommand>(vehicle_.model)) twist->received = false;
+        enable_controller(reg);
+        auto& cmd = reg.get<c::ActuatorCommands>(vehicle_.model);
+        cmd.velocity.resize(8);
+        for (std::size_t i = 0; i < 8; ++i) cmd.velocity[i] = active_.values[i] * max_rotor_;
+        cmd.stamp = info.sim_time;
+        reg.mark_changed<c::ActuatorCommands>(vehicle_.model);
+        return;
+      }
+    }
+  }
+
+  void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
+    if (info.paused || info.dt.count() == 0) return;
+    const Duration t = info.sim_time + info.dt;  // the state after this step's physics
+    if (t < next_send_) return;
+    next_send_ = next_send_ + period_ <= t ? t + period_ : next_send_ + period_;
+    send_truth(t, reg);
+    send_copter_data(t);
+  }
+
+ private:
+  // Drives the velocity controller: the world velocity v_E (ENU) expressed in the body frame
+  // (TwistCommand.linear is body FLU), yaw rate r_ENU about up.
+  void fly(ecs::Registry& reg, const Vector3d& v_E, double r_ENU) {
+    const Truth t = reader_.truth(reg);
+    auto& twist = reg.get<c::TwistCommand>(vehicle_.model);
+    twist.linear = t.X_EB.Rot().Inverse().RotateVector(v_E);
+    twist.angular = {0, 0, r_ENU};
+    twist.received = true;
+    reg.mark_changed<c::TwistCommand>(vehicle_.model);
+    enable_controller(reg);
+  }
+
+  void enable_controller(ecs::Registry& reg) {
+    if (auto* enable = reg.try_get<c::VelocityControlEnable>(vehicle_.model);
+        enable && !enable->value) {
+      enable->value = true;
+      reg.mark_changed<c::VelocityControlEnable>(vehicle_.model);
+    }
+  }
+
+  // Reads every waiting datagram in arrival order; the last valid one becomes the command.
+  void receive(const ecs::Registry& reg) {
+    for (;;) {
+      sockaddr_in from{};
+      socklen_t len = sizeof from;
+      const ssize_t n = ::recvfrom(socket_.get(), rx_.data(), rx_.size(), 0,
+                                   reinterpret_cast<sockaddr*>(&from), &len);
+      if (n < 0) return;
+      const auto size = static_cast<std::size_t>(n);
+      Command cmd;
+      Rejection r = rflysim::decode(rx_.data(), size, copter_id_, cmd);
+      if (r == Rejection::kNone && (cmd.mode == Mode::kVelocity || cmd.mode == Mode::kPosition) &&
+          !reg.has<c::TwistCommand>(vehicle_.model)) {
+        r = Rejection::kUnsupported;
+      }
+      if (r != Rejection::kNone) {
+        reject(r, size, from);
+        continue;
+      }
+      ++applied_;
+      const auto bit = 1u << static_cast<int>(cmd.mode);
+      if (!(modes_seen_ & bit)) {
+        modes_seen_ |= bit;
+        spdlog::info("{}: first command in mode {} ({} from {}:{})", who_, mode_name(cmd.mode),
+                     cmd.doubles ? "DllInDoubCtrls" : "PX4SILIntFloat", inet_ntoa(from.sin_addr),
+                     ntohs(from.sin_port));
+      }
+      active_ = cmd;
+    }
+  }
+
+  void reject(Rejection r, std::size_t n, const sockaddr_in& from) {
+    const int k = static_cast<int>(r);
+    if (rejected_[k]++ == 0) {
+      spdlog::warn(
+          "{}: rejected a datagram from {}:{}: {} ({}); not applied. Further ones of this "
+          "kind are counted (outCopterData[{}]) and reported at exit",
+          who_, inet_ntoa(from.sin_addr), ntohs(from.sin_port), rflysim::rejection_name(r),
+          rflysim::describe(r, rx_.data(), n, copter_id_), 3 + k);
+    }
+  }
+
+  void send_truth(Duration t, const ecs::Registry& reg) {
+    const Truth truth = reader_.truth(reg);
+    rflysim::VehicleInfo v;
+    v.copter_id = copter_id_;
+    v.vehicle_type = vehicle_type_;
+    v.runned_time = to_seconds(t);
+    v.vel_ned = enu_to_ned(truth.v_WB_E);
+    v.pos_ned = enu_to_ned(truth.X_EB.Pos());
+    v.q_ned_frd = enu_flu_to_ned_frd(truth.X_EB.Rot());
+    v.euler = euler_ned_frd(truth.X_EB.Rot());
+    if (const auto* rotors = reg.try_get<c::RotorVelocities>(vehicle_.model)) {
+      for (std::size_t i = 0; i < std::min<std::size_t>(8, rotors->velocity.size()); ++i) {
+        v.motor_rpm[i] = std::abs(rotors->velocity[i]) * 60.0 / (2 * M_PI);
+      }
+    }
+    v.acc_frd = flu_to_frd(truth.specific_force_B);
+    v.rate_frd = flu_to_frd(truth.w_WB_B);
+    v.latitude_deg = truth.latitude_deg;
+    v.longitude_deg = truth.longitude_deg;
+    v.altitude = truth.altitude;
+    const auto d = rflysim::vehicle_info_60d(v);
+    send(rflysim::encode_doubles(d.data(), d.size()));
+  }
+
+  void send_copter_data(Duration t) {
+    std::array<double, rflysim::kCopterDataDoubles> d{};
+    d[0] = copter_id_;
+    d[1] = to_seconds(t);
+    d[2] = static_cast<double>(static_cast<int>(active_.mode));
+    d[3] = static_cast<double>(applied_);
+    for (int k = 1; k < rflysim::kRejectionKinds; ++k) {
+      d[3 + k] = static_cast<double>(rejected_[k]);
+    }
+    send(rflysim::encode_doubles(d.data(), d.size()));
+  }
+
+  void send(const std::vector<std::uint8_t>& bytes) {
+    // UDP to a peer that is not listening fails with ECONNREFUSED at times: not an error.
+    ::sendto(socket_.get(), bytes.data(), bytes.size(), 0,
+             reinterpret_cast<const sockaddr*>(&peer_), sizeof peer_);
+  }
+
+  bool configured_ = false;
+  int copter_id_ = 1;
+  std::string who_, address_, peer_address_;
+  int port_ = 30100, peer_port_ = 30101;
+  double rate_ = 100;
+  Duration period_{0}, next_send_{0};
+  int vehicle_type_ = 3;
+  double max_rotor_ = 800, position_gain_ = 1, yaw_gain_ = 1, max_speed_ = 2, max_yaw_rate_ = 1;
+  Vehicle vehicle_;
+  SensorReader reader_;
+  Fd socket_;
+  sockaddr_in peer_{};
+  std::array<std::uint8_t, 2048> rx_{};
+  Command active_;
+  unsigned modes_seen_ = 0;
+  std::uint64_t applied_ = 0;
+  std::array<std::uint64_t, rflysim::kRejectionKinds> rejected_{};
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_rflysim_bridge_system() { return std::make_unique<RflySimBridge>(); }
+
+}  // namespace kestrel::sitl
