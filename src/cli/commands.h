@@ -35,6 +35,8 @@ void add_run_command(CLI::App& app, std::function<int()>& selected);
 void add_log_command(CLI::App& app, std::function<int()>& selected);
 /// `kestrel replay` (src/record).
 void add_replay_command(CLI::App& app, std::function<int()>& selected);
+/// `kestrel batch`, `batch merge`, `batch report` (src/batch, docs/batch.md).
+void add_batch_command(CLI::App& app, std::function<int()>& selected);
 /// Commands contributed by modules (check, export-mjcf, ...).
 void add_module_commands(CLI::App& app, std::function<int()>& selected);
 

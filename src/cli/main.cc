@@ -91,6 +91,7 @@ static int kestrel_main(int argc, char** argv) {
   std::function<int()> selected;
   kestrel::cli::add_run_command(app, selected);
   kestrel::cli::add_replay_command(app, selected);
+  kestrel::cli::add_batch_command(app, selected);
   kestrel::cli::add_module_commands(app, selected);
 
   try {

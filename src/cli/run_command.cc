@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/world.h"
+#include "kestrel/batch/apply.h"
 #include "kestrel/components/model.h"
 #include "kestrel/core/interrupt.h"
 #include "kestrel/core/log.h"
@@ -42,6 +43,7 @@ struct RunArgs {
   std::vector<std::string> record_topics;
   std::string record_compression = "zstd";
   double record_rate = 0;
+  std::vector<std::string> set;
 };
 
 // A one-line live status on a terminal, refreshed a few times a second from its own thread.
@@ -114,6 +116,19 @@ int run(const RunArgs& a) {
   ws.sitl_answer_timeout = a.sitl_answer_timeout;
   ws.render = !a.no_render;
   ws.render_threads = a.render_threads;
+  std::vector<batch::Value> values;
+  for (const std::string& text : a.set) {
+    try {
+      values.push_back(batch::parse_set(text));
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (!values.empty()) {
+    ws.before_configure = [values](sim::Runner& r) {
+      batch::apply_values(values, r.registry(), r.world());
+    };
+  }
   a.shared.apply(ws);
   record::RecordReport recorded;
   ws.record = a.record;
@@ -209,6 +224,11 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
   cmd->add_option("--seed", args->seed, "World seed for every noise stream (default 0)")
       ->check(unsigned_integer());
   cmd->add_flag("--quiet", args->quiet, "No status line and no summary");
+  cmd->add_option("--set", args->set,
+                  "Change the loaded world before it runs, as a batch run does (docs/batch.md): "
+                  "wind_speed=M_S, wind_direction=DEG (from, clockwise from north), "
+                  "mass/MODEL/LINK=KG; repeatable")
+      ->type_name("KEY=VALUE");
   cmd->add_flag("--strict", args->strict, "Treat warnings (e.g. unsupported elements) as errors");
   cmd->add_flag("--allow-missing-systems", args->allow_missing_systems,
                 "Run a world whose plugins cannot all be resolved without them (listed at the "

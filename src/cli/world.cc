@@ -66,6 +66,7 @@ LoadedWorld load_world(const WorldSettings& s) {
     throw UsageError(e.what());
   }
   if (!s.quiet) log_findings(result.findings);
+  if (s.before_configure) s.before_configure(*runner);
   if (s.replay) {
     try {
       record::check_world(*s.replay, runner->registry(), runner->world(),

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,9 @@ struct WorldSettings {
   /// `kestrel replay`: the world's entities without its systems, driven by this recording
   /// (checked against the world: a mismatch is a UsageError); scene broadcaster with transport.
   std::shared_ptr<const record::Recording> replay;
+  /// Called once the world's entities and systems are in the runner, before its systems are
+  /// configured: `kestrel run --set` and `kestrel batch` apply drawn values here (src/batch).
+  std::function<void(sim::Runner&)> before_configure;
 };
 
 struct LoadedWorld {

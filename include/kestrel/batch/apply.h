@@ -1,0 +1,23 @@
+#pragma once
+/// @file Drawn values applied to a loaded world before its systems are configured (the world
+/// file on disk is never touched): what `kestrel batch` does for each run and `kestrel run --set`
+/// does to replay one.
+
+#include <span>
+
+#include "kestrel/batch/plan.h"
+#include "kestrel/ecs/registry.h"
+
+namespace kestrel::batch {
+
+/// Applies each value to the world `world` of `registry`, in order:
+/// - wind_speed [m/s, >= 0]: the horizontal magnitude of the world's <wind> linear velocity
+///   (components::Wind, ENU), keeping its direction and vertical component;
+/// - wind_direction [deg]: the direction the wind blows FROM, clockwise from north (0: from the
+///   north, blowing south, -y; 90: from the east, blowing west, -x), keeping the magnitude;
+/// - mass/MODEL/LINK [kg, > 0]: the link's mass, its inertia scaled by the same factor (same
+///   shape and mass distribution).
+/// @throws Error(value.where, ...) for a value out of range or a model or link not in the world.
+void apply_values(std::span<const Value> values, ecs::Registry& registry, ecs::Entity world);
+
+}  // namespace kestrel::batch

@@ -1,0 +1,274 @@
+// src/batch: plans (values, errors with file:line), drawn values applied to a registry, shards
+// from the environment, the results database.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "kestrel/batch/apply.h"
+#include "kestrel/batch/executor.h"
+#include "kestrel/batch/plan.h"
+#include "kestrel/batch/results.h"
+#include "kestrel/components/model.h"
+#include "kestrel/components/world.h"
+
+namespace kestrel::batch {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+const std::string kWorld = KESTREL_SOURCE_DIR "/worlds/x3_mission.sdf";
+
+std::string plan_text(const std::string& vary) {
+  return "world: " + kWorld + "\nruns: 8\nseed: 11\nvary:\n" + vary;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_plan(text, "p.yaml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Plan, ListsCycleRangesExpandDistributionsStayInRange) {
+  const Plan p = parse_plan(plan_text("  wind_speed: [1, 2.5, 4]\n"
+                                      "  wind_direction: {range: [0, 270, 90]}\n"
+                                      "  mass/x3/base_link: {uniform: [1.4, 1.6]}\n"),
+                            "p.yaml");
+  ASSERT_EQ(p.runs, 8u);
+  ASSERT_EQ(p.vary.size(), 3u);
+  EXPECT_EQ(p.vary[0].where, "p.yaml:5:3");
+  for (std::uint64_t k = 0; k < p.runs; ++k) {
+    const RunSpec r = draw(p, k);
+    ASSERT_EQ(r.values.size(), 3u);
+    EXPECT_EQ(r.values[0].value, (std::vector<double>{1, 2.5, 4})[k % 3]);
+    EXPECT_EQ(r.values[1].value, 90.0 * static_cast<double>(k % 4));
+    EXPECT_GE(r.values[2].value, 1.4);
+    EXPECT_LT(r.values[2].value, 1.6);
+    EXPECT_LT(r.seed, std::uint64_t{1} << 63);
+  }
+}
+
+TEST(Plan, RunKDependsOnlyOnThePlanAndK) {
+  const Plan a = parse_plan(plan_text("  wind_speed: {normal: [2, 0.5]}\n"), "a.yaml");
+  const Plan b = parse_plan(plan_text("  wind_speed: {normal: [2, 0.5]}\n"), "b.yaml");
+  // Drawn in any order, the same values; different runs differ.
+  const RunSpec a5 = draw(a, 5), a2 = draw(a, 2);
+  const RunSpec b2 = draw(b, 2), b5 = draw(b, 5);
+  EXPECT_EQ(a5.seed, b5.seed);
+  EXPECT_EQ(a5.values[0].value, b5.values[0].value);
+  EXPECT_EQ(params_json(a2), params_json(b2));
+  EXPECT_NE(a5.seed, a2.seed);
+  EXPECT_NE(a5.values[0].value, a2.values[0].value);
+  // Another base seed, other values.
+  Plan c = a;
+  c.seed = 12;
+  EXPECT_NE(draw(c, 5).values[0].value, a5.values[0].value);
+}
+
+TEST(Plan, NormalDrawsHaveTheirMeanAndStandardDeviation) {
+  std::string text = "world: " + kWorld + "\nruns: 4000\nseed: 3\nvary:\n  wind_speed: {normal: [2, 0.5]}\n";
+  const Plan p = parse_plan(text, "p.yaml");
+  double sum = 0, sq = 0;
+  for (std::uint64_t k = 0; k < p.runs; ++k) {
+    const double v = draw(p, k).values[0].value;
+    sum += v;
+    sq += v * v;
+  }
+  const double n = static_cast<double>(p.runs), mean = sum / n;
+  EXPECT_NEAR(mean, 2.0, 4 * 0.5 / std::sqrt(n));
+  EXPECT_NEAR(std::sqrt(sq / n - mean * mean), 0.5, 0.03);
+}
+
+TEST(Plan, ParamsAreJsonInPlanOrderAndRoundTrip) {
+  const Plan p = parse_plan(plan_text("  wind_speed: {uniform: [0, 4]}\n  wind_direction: [10]\n"),
+                            "p.yaml");
+  const RunSpec r = draw(p, 3);
+  const std::string j = params_json(r);
+  EXPECT_THAT(j, ::testing::StartsWith("{\"wind_speed\":"));
+  EXPECT_THAT(j, HasSubstr("\"wind_direction\":10"));
+  // The printed number is the drawn one exactly (what a replay command is given).
+  const std::string num = j.substr(j.find(':') + 1, j.find(',') - j.find(':') - 1);
+  EXPECT_EQ(std::strtod(num.c_str(), nullptr), r.values[0].value);
+}
+
+TEST(Plan, BadPlansNameFileLineAndWhatWasExpected) {
+  EXPECT_THAT(error_of("world: [a\n"), HasSubstr("p.yaml:"));
+  EXPECT_THAT(error_of("world: " + kWorld + "\nrun: 3\n"),
+              HasSubstr("p.yaml:2:1: unknown key 'run' (did you mean 'runs'?)"));
+  EXPECT_THAT(error_of("world: " + kWorld + "\nruns: 0\n"),
+              HasSubstr("p.yaml:2:7: runs: expected an integer >= 1, found '0'"));
+  EXPECT_THAT(error_of("world: " + kWorld + "\nruns: -2\n"), HasSubstr("p.yaml:2:7"));
+  EXPECT_THAT(error_of("world: nowhere.sdf\nruns: 2\n"),
+              HasSubstr("p.yaml:1:8: world: no file 'nowhere.sdf'"));
+  EXPECT_THAT(error_of("runs: 2\n"), HasSubstr("p.yaml:1:1: missing 'world'"));
+  EXPECT_THAT(error_of(plan_text("  wind_sped: [1]\n")),
+              HasSubstr("p.yaml:5:3: unknown parameter 'wind_sped' (did you mean 'wind_speed'?)"));
+  EXPECT_THAT(error_of(plan_text("  wind_speed: {uniform: [4, 0]}\n")),
+              HasSubstr("p.yaml:5:25: wind_speed.uniform: a <= b needed"));
+  EXPECT_THAT(error_of(plan_text("  wind_speed: {unifrom: [0, 4]}\n")),
+              HasSubstr("p.yaml:5:16: wind_speed: unknown form 'unifrom' (did you mean 'uniform'?)"));
+  EXPECT_THAT(error_of(plan_text("  wind_speed: {normal: [1, two]}\n")),
+              HasSubstr("p.yaml:5:28: wind_speed.normal: expected a finite number, found 'two'"));
+  EXPECT_THAT(error_of(plan_text("  wind_speed: []\n")), HasSubstr("p.yaml:5:15: wind_speed: the list is empty"));
+  EXPECT_THAT(error_of(plan_text("  mass/x3: [1]\n")), HasSubstr("expected mass/MODEL/LINK"));
+  EXPECT_THAT(error_of(plan_text("  wind_speed: [1]\n  wind_speed: [2]\n")),
+              HasSubstr("p.yaml:6:3: 'wind_speed' given twice"));
+  EXPECT_THAT(error_of("world: " + kWorld + "\nruns: 2\ntimeout: 0\n"),
+              HasSubstr("p.yaml:3:10: timeout: expected > 0 s"));
+}
+
+TEST(Plan, SetParsesKeyAndValue) {
+  const Value v = parse_set("wind_direction=123.5");
+  EXPECT_EQ(v.key, "wind_direction");
+  EXPECT_EQ(v.value, 123.5);
+  EXPECT_THROW(parse_set("wind_direction"), Error);
+  EXPECT_THROW(parse_set("wind_direction=1x"), Error);
+  EXPECT_THROW(parse_set("gravity=1"), Error);
+}
+
+struct Fixture {
+  ecs::Registry r;
+  ecs::Entity world = r.create();
+  ecs::Entity link;
+  Fixture() {
+    r.add<components::Name>(world, components::Name{"w"});
+    const ecs::Entity model = r.create(world);
+    r.add<components::Name>(model, components::Name{"x3"});
+    r.add<components::Model>(model);
+    link = r.create(model);
+    r.add<components::Name>(link, components::Name{"base_link"});
+    r.add<components::Link>(link);
+    ignition::math::MassMatrix3d mm(2.0, {0.2, 0.4, 0.6}, {0.02, 0, 0});
+    r.add<components::Inertial>(link, components::Inertial{ignition::math::Inertiald(mm, {})});
+  }
+};
+
+TEST(Apply, WindSpeedAndDirectionSetTheWorldsWindInEnu) {
+  Fixture f;
+  f.r.add<components::Wind>(f.world, components::Wind{{1, 0.5, 0.25}});
+  const std::vector<Value> v{{"wind_direction", 90, "p:1"}, {"wind_speed", 3, "p:2"}};
+  apply_values(v, f.r, f.world);
+  // From the east: blowing west (-x), 3 m/s; the vertical component kept.
+  const auto& w = f.r.get<components::Wind>(f.world).linear_velocity;
+  EXPECT_NEAR(w.X(), -3, 1e-12);
+  EXPECT_NEAR(w.Y(), 0, 1e-12);
+  EXPECT_EQ(w.Z(), 0.25);
+  // Speed alone keeps the direction: from the north-east (45 deg) blowing south-west.
+  apply_values(std::vector<Value>{{"wind_direction", 45, "p:1"}}, f.r, f.world);
+  apply_values(std::vector<Value>{{"wind_speed", 2, "p:1"}}, f.r, f.world);
+  EXPECT_NEAR(w.X(), -std::sqrt(2.0), 1e-12);
+  EXPECT_NEAR(w.Y(), -std::sqrt(2.0), 1e-12);
+  EXPECT_THAT([&] {
+    try {
+      apply_values(std::vector<Value>{{"wind_speed", -1, "p.yaml:5"}}, f.r, f.world);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }(), HasSubstr("p.yaml:5: wind_speed must be >= 0 m/s, drew -1"));
+}
+
+TEST(Apply, WindWithoutAWorldWindComesFromTheNorthUnlessADirectionIsGiven) {
+  Fixture f;
+  apply_values(std::vector<Value>{{"wind_speed", 2, "p:1"}}, f.r, f.world);
+  EXPECT_EQ(f.r.get<components::Wind>(f.world).linear_velocity, ignition::math::Vector3d(0, -2, 0));
+}
+
+TEST(Apply, MassScalesTheInertiaAndNamesAMissingLink) {
+  Fixture f;
+  apply_values(std::vector<Value>{{"mass/x3/base_link", 3, "p:1"}}, f.r, f.world);
+  const auto mm = f.r.get<components::Inertial>(f.link).value.MassMatrix();
+  EXPECT_EQ(mm.Mass(), 3);
+  EXPECT_NEAR(mm.DiagonalMoments().Z(), 0.9, 1e-12);
+  EXPECT_NEAR(mm.OffDiagonalMoments().X(), 0.03, 1e-12);
+  try {
+    apply_values(std::vector<Value>{{"mass/x3/arm", 1, "p.yaml:7"}}, f.r, f.world);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("p.yaml:7: mass/x3/arm: the world has no link 'w::x3::arm'"));
+  }
+}
+
+TEST(Shard, FromTheFlagOpenMpiAndSlurm) {
+  EXPECT_EQ(parse_shard("1/3").index, 1u);
+  EXPECT_EQ(parse_shard("1/3").count, 3u);
+  for (const char* bad : {"3/3", "1", "a/2", "0/0", "-1/2", "1/2/3"}) {
+    EXPECT_THROW(parse_shard(bad), Error) << bad;
+  }
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_ARRAY_TASK_ID",
+                        "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN"}) {
+    unsetenv(v);
+  }
+  EXPECT_FALSE(shard_from_environment());
+  setenv("SLURM_ARRAY_TASK_ID", "5", 1);
+  setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
+  setenv("SLURM_ARRAY_TASK_MIN", "3", 1);
+  auto s = shard_from_environment();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->index, 2u);
+  EXPECT_EQ(s->count, 4u);
+  EXPECT_EQ(s->source, "Slurm");
+  setenv("SLURM_ARRAY_TASK_ID", "9", 1);
+  EXPECT_THROW(shard_from_environment(), Error);
+  // MPI first.
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  s = shard_from_environment();
+  EXPECT_EQ(s->index, 1u);
+  EXPECT_EQ(s->source, "OpenMPI");
+  setenv("OMPI_COMM_WORLD_SIZE", "x", 1);
+  EXPECT_THROW(shard_from_environment(), Error);
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_ARRAY_TASK_ID",
+                        "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN"}) {
+    unsetenv(v);
+  }
+}
+
+TEST(Database, RowsRoundTripAndAnotherPlanIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("kestrel_batch_db_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  RunResult r;
+  r.run_id = 4;
+  r.outcome = "failed";
+  r.seed = (std::uint64_t{1} << 63) - 1;
+  r.params = R"({"wind_speed":0.1})";
+  r.mission_completed = 0;
+  r.max_tracking_error_m = 0.125;
+  r.min_battery = 0.75;
+  r.final_z_m = -0.0;
+  r.sim_time_s = 12.5;
+  r.wall_time_s = 0.5;
+  r.message = "mission failed";
+  {
+    Database db(dir / "r.sqlite", "a.yaml", "plan A");
+    db.insert(r);
+    EXPECT_THROW(db.insert(r), Error);
+  }
+  Database db(dir / "r.sqlite", "a.yaml", "plan A");
+  EXPECT_EQ(db.done(), std::set<std::uint64_t>{4});
+  const auto rows = db.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].same_outcome(r));
+  EXPECT_FALSE(rows[0].energy_J);
+  EXPECT_EQ(rows[0].wall_time_s, 0.5);
+  EXPECT_TRUE(RunResult::from_json(r.to_json()).same_outcome(r));
+  try {
+    Database other(dir / "r.sqlite", "b.yaml", "plan B");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("holds the results of another plan (a.yaml"));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kestrel::batch

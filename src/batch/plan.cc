@@ -1,0 +1,262 @@
+// Batch plans: YAML (yaml-cpp) into a Plan, every error with file:line:column; run k's values.
+#include "kestrel/batch/plan.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "kestrel/core/text.h"
+#include "sensors/noise/noise.h"
+
+namespace kestrel::batch {
+namespace {
+
+std::string at(const std::string& file, const YAML::Mark& m) {
+  if (m.is_null()) return file;
+  return fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
+}
+
+std::string describe(const YAML::Node& n) {
+  if (!n || n.IsNull()) return "nothing";
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsSequence()) return fmt::format("a list of {}", n.size());
+  return "a mapping";
+}
+
+struct Reader {
+  std::string file;
+
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const {
+    throw Error(at(file, n.Mark()), message);
+  }
+
+  double number(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) fail(n, fmt::format("{}: expected a number, found {}", what, describe(n)));
+    const std::string& s = n.Scalar();
+    double v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) {
+      fail(n, fmt::format("{}: expected a finite number, found '{}'", what, s));
+    }
+    return v;
+  }
+
+  std::uint64_t count(const YAML::Node& n, const std::string& what, std::uint64_t min) const {
+    if (!n.IsScalar()) fail(n, fmt::format("{}: expected an integer, found {}", what, describe(n)));
+    const std::string& s = n.Scalar();
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || v < min) {
+      fail(n, fmt::format("{}: expected an integer >= {}, found '{}'", what, min, s));
+    }
+    return v;
+  }
+
+  // [a, b]: exactly two numbers.
+  std::pair<double, double> pair(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsSequence() || n.size() != 2) {
+      fail(n, fmt::format("{}: expected [a, b], found {}", what, describe(n)));
+    }
+    return {number(n[0], what), number(n[1], what)};
+  }
+
+  Distribution distribution(const YAML::Node& n, const std::string& key) const {
+    static const char* kForms =
+        "a list [v0, v1, ...], {range: [first, last, step]}, {uniform: [a, b]} or "
+        "{normal: [mean, stddev]}";
+    Distribution d;
+    if (n.IsSequence()) {
+      if (n.size() == 0) fail(n, key + ": the list is empty");
+      for (const auto& v : n) d.values.push_back(number(v, key));
+      return d;
+    }
+    if (!n.IsMap() || n.size() != 1) {
+      fail(n, fmt::format("{}: expected {}, found {}", key, kForms, describe(n)));
+    }
+    const auto it = n.begin();
+    const std::string form = it->first.Scalar();
+    const YAML::Node& arg = it->second;
+    if (form == "uniform") {
+      d.kind = Distribution::Kind::kUniform;
+      std::tie(d.a, d.b) = pair(arg, key + ".uniform");
+      if (!(d.a <= d.b)) fail(arg, fmt::format("{}.uniform: a <= b needed, found [{}, {}]", key, d.a, d.b));
+    } else if (form == "normal") {
+      d.kind = Distribution::Kind::kNormal;
+      std::tie(d.a, d.b) = pair(arg, key + ".normal");
+      if (!(d.b >= 0)) fail(arg, fmt::format("{}.normal: stddev >= 0 needed, found {}", key, d.b));
+    } else if (form == "range") {
+      if (!arg.IsSequence() || arg.size() != 3) {
+        fail(arg, fmt::format("{}.range: expected [first, last, step], found {}", key, describe(arg)));
+      }
+      const double first = number(arg[0], key), last = number(arg[1], key),
+                   step = number(arg[2], key);
+      if (!(step > 0) || last < first) {
+        fail(arg, fmt::format("{}.range: first <= last and step > 0 needed, found [{}, {}, {}]",
+                              key, first, last, step));
+      }
+      const double n_steps = std::floor((last - first) / step * (1 + 1e-12));
+      if (n_steps > 1e6) fail(arg, fmt::format("{}.range: {} values, at most 1e6", key, n_steps));
+      for (std::uint64_t i = 0; i <= static_cast<std::uint64_t>(n_steps); ++i) {
+        d.values.push_back(first + step * static_cast<double>(i));
+      }
+    } else {
+      const std::vector<std::string> forms{"uniform", "normal", "range"};
+      const std::string meant = closest_match(form, forms);
+      fail(it->first, fmt::format("{}: unknown form '{}'{}; expected {}", key, form,
+                                  meant.empty() ? "" : " (did you mean '" + meant + "'?)", kForms));
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+void check_key(const std::string& key, const std::string& where) {
+  if (key == "wind_speed" || key == "wind_direction") return;
+  if (key.starts_with("mass/")) {
+    const std::string path = key.substr(5);
+    // MODEL[/NESTED...]/LINK: at least two non-empty names.
+    const auto slash = path.find('/');
+    if (slash != std::string::npos && slash > 0 && !path.ends_with('/') &&
+        path.find("//") == std::string::npos) {
+      return;
+    }
+    throw Error(where, "'" + key + "': expected mass/MODEL/LINK (nested models: mass/A/B/LINK)");
+  }
+  const std::vector<std::string> keys{"wind_speed", "wind_direction", "mass/MODEL/LINK"};
+  const std::string meant = closest_match(key, keys);
+  throw Error(where, fmt::format("unknown parameter '{}'{}; expected wind_speed [m/s], "
+                                 "wind_direction [deg] or mass/MODEL/LINK [kg]",
+                                 key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
+}
+
+Plan parse_plan(const std::string& text, const std::string& file) {
+  Reader rd{file};
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw Error(at(file, e.mark), "not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) {
+    throw Error(at(file, root.Mark()), "expected a mapping with world, runs, seed and vary, found " +
+                                           describe(root));
+  }
+  Plan p;
+  p.file = file;
+  p.text = text;
+  static const std::vector<std::string> kKeys{"world", "runs", "seed", "duration", "timeout",
+                                              "vary"};
+  std::set<std::string> seen;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      const std::string meant = closest_match(key, kKeys);
+      rd.fail(kv.first, fmt::format("unknown key '{}'{}; expected one of world, runs, seed, "
+                                    "duration, timeout, vary",
+                                    key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
+    }
+    if (!seen.insert(key).second) rd.fail(kv.first, "'" + key + "' given twice");
+    const YAML::Node& v = kv.second;
+    if (key == "world") {
+      if (!v.IsScalar() || v.Scalar().empty()) rd.fail(v, "world: expected a file, found " + describe(v));
+      p.world = v.Scalar();
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(p.world, ec)) {
+        rd.fail(v, "world: no file '" + p.world.string() + "' (relative to the working directory " +
+                       std::filesystem::current_path().string() + ")");
+      }
+    } else if (key == "runs") {
+      p.runs = rd.count(v, "runs", 1);
+    } else if (key == "seed") {
+      p.seed = rd.count(v, "seed", 0);
+    } else if (key == "duration") {
+      p.duration_s = rd.number(v, "duration");
+      if (!(*p.duration_s > 0)) rd.fail(v, fmt::format("duration: expected > 0 s, found {}", *p.duration_s));
+    } else if (key == "timeout") {
+      p.timeout_s = rd.number(v, "timeout");
+      if (!(p.timeout_s > 0)) rd.fail(v, fmt::format("timeout: expected > 0 s, found {}", p.timeout_s));
+    } else {  // vary
+      if (v.IsNull()) continue;
+      if (!v.IsMap()) rd.fail(v, "vary: expected a mapping of parameters, found " + describe(v));
+      std::set<std::string> keys;
+      for (const auto& pv : v) {
+        Parameter par;
+        par.key = pv.first.Scalar();
+        par.where = at(file, pv.first.Mark());
+        check_key(par.key, par.where);
+        if (!keys.insert(par.key).second) rd.fail(pv.first, "'" + par.key + "' given twice");
+        par.dist = rd.distribution(pv.second, par.key);
+        p.vary.push_back(std::move(par));
+      }
+    }
+  }
+  for (const char* required : {"world", "runs"}) {
+    if (!seen.count(required)) {
+      throw Error(at(file, root.Mark()), std::string("missing '") + required + "'");
+    }
+  }
+  return p;
+}
+
+Plan load_plan(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file + ": cannot read the plan file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return parse_plan(s.str(), file);
+}
+
+RunSpec draw(const Plan& plan, std::uint64_t k) {
+  KESTREL_DEMAND(k < plan.runs);
+  RunSpec run;
+  run.run_id = k;
+  const std::string scope = fmt::format("run/{}", k);
+  run.seed = sensors::derive_seed(plan.seed, scope, "seed") >> 1;
+  for (const Parameter& par : plan.vary) {
+    const Distribution& d = par.dist;
+    double v = 0;
+    if (d.kind == Distribution::Kind::kList) {
+      v = d.values[k % d.values.size()];
+    } else {
+      sensors::Rng rng(sensors::derive_seed(plan.seed, scope, par.key));
+      v = d.kind == Distribution::Kind::kUniform ? d.a + (d.b - d.a) * rng.uniform()
+                                                  : d.a + d.b * rng.normal();
+    }
+    run.values.push_back({par.key, v, par.where});
+  }
+  return run;
+}
+
+std::string params_json(const RunSpec& run) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const Value& v : run.values) j[v.key] = v.value;
+  return j.dump();
+}
+
+Value parse_set(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw Error("--set", "expected KEY=VALUE (e.g. wind_speed=2.5), found '" + text + "'");
+  }
+  Value v;
+  v.key = text.substr(0, eq);
+  v.where = "--set " + v.key;
+  check_key(v.key, "--set");
+  const std::string num = text.substr(eq + 1);
+  const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v.value);
+  if (num.empty() || ec != std::errc() || end != num.data() + num.size() || !std::isfinite(v.value)) {
+    throw Error("--set", "'" + v.key + "': expected a finite number, found '" + num + "'");
+  }
+  return v;
+}
+
+}  // namespace kestrel::batch

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# kestrel batch end to end on a short X3 mission (test/batch/short_x3.py): rows and parameters
+# as drawn, the replay command reproducing a run, -j 1 = -j 2 = shards 0/2 + 1/2 merged = shards
+# from OpenMPI's environment merged, resume, bad plans with file:line, timed_out and crashed.
+# Usage: batch_test.sh KESTREL REPO
+set -u
+kestrel=$(realpath "$1")
+repo=$(realpath "$2")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+. "$repo/test/lib/checks.sh"
+cd "$tmp"
+same() {  # same NAME A.sqlite B.sqlite
+  if python3 "$repo/test/batch/compare.py" "$2" "$3" >"$tmp/cmp" 2>&1; then echo "ok: $1"
+  else echo "FAIL: $1"; sed 's/^/  | /' "$tmp/cmp"; fails=$((fails+1)); fi
+}
+sql() { python3 -c 'import sqlite3,sys; [print("|".join(map(str, r))) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]' "$@"; }
+
+python3 "$repo/test/batch/short_x3.py" "$repo" x3_short.sdf || exit 1
+cat >plan.yaml <<'PLAN'
+world: x3_short.sdf
+runs: 4
+seed: 11
+vary:
+  wind_speed: {uniform: [0, 1]}        # m/s (the X3 misses its 0.2 m acceptance radius in 2.4 m/s)
+  wind_direction: {uniform: [0, 360]}  # deg, from north, clockwise
+PLAN
+
+expect 0 "four runs with -j 1, every mission completed" "$kestrel" batch plan.yaml --out j1 -j 1
+contains "summary" "$tmp/out" "4 runs in j1/results.sqlite: 4 completed, 0 failed, 0 crashed, 0 timed_out"
+sql j1/results.sqlite "SELECT run_id, outcome, mission_completed FROM runs" >rows
+if [ "$(cat rows)" = "$(printf '0|completed|1\n1|completed|1\n2|completed|1\n3|completed|1')" ]; then
+  echo "ok: rows 0..3, completed"; else echo "FAIL: rows:"; cat rows; fails=$((fails+1)); fi
+# Parameters as drawn: in range, distinct per run, seeds distinct; metrics filled.
+python3 - j1/results.sqlite <<'PY' || fails=$((fails+1))
+import json, sqlite3, sys
+rows = list(sqlite3.connect(sys.argv[1]).execute(
+    "SELECT seed, params, max_tracking_error_m, energy_J, min_battery, final_x_m, final_z_m, "
+    "faults_applied, sim_time_s FROM runs ORDER BY run_id"))
+p = [json.loads(r[1]) for r in rows]
+ok = all(list(q) == ["wind_speed", "wind_direction"] for q in p)
+ok &= all(0 <= q["wind_speed"] < 1 and 0 <= q["wind_direction"] < 360 for q in p)
+ok &= len({q["wind_speed"] for q in p}) == 4 and len({r[0] for r in rows}) == 4
+# Landed near 2 m east, battery drawn, tracking error bounded, no faults.
+ok &= all(abs(r[5] - 2) < 0.5 and r[6] < 0.2 and r[3] > 0 and 0 < r[4] < 1 and 0 < r[2] < 2
+          and r[7] == 0 and r[8] > 3 for r in rows)
+print("ok: parameters as drawn, metrics filled" if ok else f"FAIL: rows {rows}")
+sys.exit(0 if ok else 1)
+PY
+
+# The replay command of a run (what the report prints) reproduces its final position.
+read -r seed speed dir x <<<"$(python3 -c '
+import json, sqlite3
+s, p, x = sqlite3.connect("j1/results.sqlite").execute("SELECT seed, params, final_x_m FROM runs WHERE run_id = 2").fetchone()
+p = json.loads(p)
+print(s, repr(p["wind_speed"]), repr(p["wind_direction"]), "%.3f" % x)')"
+expect 0 "replaying run 2 with kestrel run --seed --set" "$kestrel" run x3_short.sdf --no-transport \
+  --seed "$seed" --set "wind_speed=$speed" --set "wind_direction=$dir"
+contains "replayed final position" "$tmp/out" "at ($x,"
+
+# The report: self-contained HTML, the success rate, histograms, replay commands.
+expect 0 "report" "$kestrel" batch report j1
+contains "report printed" "$tmp/out" "4 runs, 100.0 % completed: j1/report.html"
+contains "success rate" j1/report.html "Success rate: 100.0 %"
+contains "a histogram" j1/report.html "<svg width="
+contains "percentiles" j1/report.html "<th>p95</th>"
+contains "run 2's replay command" j1/report.html \
+  "kestrel run x3_short.sdf --no-transport --rtf 0 --seed $seed --set wind_speed="
+if grep -qiE '<script|https?:|src=|<link' j1/report.html; then
+  echo "FAIL: the report refers to something outside itself"; fails=$((fails+1)); fi
+
+expect 0 "the same plan with -j 2" "$kestrel" batch plan.yaml --out j2 -j 2
+same "-j 1 and -j 2 give the same rows" j1/results.sqlite j2/results.sqlite
+
+expect 0 "shard 0/2" "$kestrel" batch plan.yaml --out s0 --shard 0/2 -j 1
+contains "shard 0/2 runs two" "$tmp/out" "2 runs of plan.yaml (shard 0/2 from --shard)"
+expect 0 "shard 1/2" "$kestrel" batch plan.yaml --out s1 --shard 1/2 -j 1
+expect 0 "merge s0 s1" "$kestrel" batch merge merged s0 s1
+contains "merge counts" "$tmp/out" "4 runs from 2 databases into merged/results.sqlite"
+same "shards 0/2 + 1/2 merged give the rows of one batch" j1/results.sqlite merged/results.sqlite
+expect 0 "merging again adds nothing" "$kestrel" batch merge merged s0 s1
+contains "merge again" "$tmp/out" "(4 runs already there)"
+
+# Ranks from OpenMPI's environment (what mpirun sets) into DIR/shard-I-of-N, merged from DIR.
+for rank in 0 1; do
+  expect 0 "rank $rank of 2 from OMPI_COMM_WORLD_*" env OMPI_COMM_WORLD_RANK=$rank \
+    OMPI_COMM_WORLD_SIZE=2 "$kestrel" batch plan.yaml --out mpi -j 1
+done
+expect 0 "merge mpi" "$kestrel" batch merge mpi
+same "OpenMPI ranks merged give the rows of one batch" j1/results.sqlite mpi/results.sqlite
+
+# Resume: done runs are skipped; a run removed from the database is run again, the same.
+expect 0 "a re-run skips the runs done" "$kestrel" batch plan.yaml --out j2 -j 2
+contains "nothing to run" "$tmp/out" "4 already in j2/results.sqlite, 0 to run"
+python3 -c 'import sqlite3; d = sqlite3.connect("j2/results.sqlite"); d.execute("DELETE FROM runs WHERE run_id = 1"); d.commit()'
+expect 0 "resume after losing run 1" "$kestrel" batch plan.yaml --out j2 -j 2
+contains "one to run" "$tmp/out" "3 already in j2/results.sqlite, 1 to run"
+same "resumed rows equal" j1/results.sqlite j2/results.sqlite
+# Another plan into the same folder is refused.
+sed 's/seed: 11/seed: 12/' plan.yaml >other.yaml
+expect 2 "another plan's folder is refused" "$kestrel" batch other.yaml --out j2
+contains "another plan" "$tmp/err" "holds the results of another plan (plan.yaml"
+
+# Bad plans: file:line:column and what was expected, before anything runs.
+printf 'world: x3_short.sdf\nruns: 2\nsede: 3\n' >bad1.yaml
+expect 2 "unknown key" "$kestrel" batch bad1.yaml --out bad
+contains "unknown key" "$tmp/err" "bad1.yaml:3:1: unknown key 'sede' (did you mean 'seed'?)"
+printf 'world: x3_short.sdf\nruns: 2\nvary:\n  wind_speed: {uniform: [0, fast]}\n' >bad2.yaml
+expect 2 "bad number" "$kestrel" batch bad2.yaml --out bad
+contains "bad number" "$tmp/err" "bad2.yaml:4:29: wind_speed.uniform: expected a finite number, found 'fast'"
+printf 'world: x3_short.sdf\nruns: 2\nvary:\n  mass/x3/no_such_link: [1]\n' >bad3.yaml
+expect 2 "a link the world does not have, before anything runs" "$kestrel" batch bad3.yaml --out bad
+contains "missing link" "$tmp/err" "bad3.yaml:4:3: mass/x3/no_such_link: the world has no link"
+[ -e bad/results.sqlite ] && { echo "FAIL: a bad plan created a database"; fails=$((fails+1)); }
+
+# timed_out: a wall-clock limit far below a run's time; crashed: a run killed by a signal.
+printf 'world: x3_short.sdf\nruns: 1\ntimeout: 0.05\n' >slow.yaml
+expect 1 "a run past its wall-clock limit" "$kestrel" batch slow.yaml --out slow
+sql slow/results.sqlite "SELECT outcome, message FROM runs" >rows
+contains "timed_out" rows "timed_out|still running after the wall-clock limit of 0.05 s; killed"
+printf 'world: %s\nruns: 1\nduration: 100000\n' "$repo/worlds/demo.sdf" >long.yaml
+"$kestrel" batch long.yaml --out crash -j 1 >/dev/null 2>&1 &
+batch=$!
+# The run's child (not the one that first checks the plan) writes its log.
+for _ in $(seq 200); do [ -e crash/logs/run-0.log ] && break; sleep 0.1; done
+sleep 0.3
+child=$(pgrep -P $batch)
+kill -SEGV $child
+wait $batch
+sql crash/results.sqlite "SELECT outcome, message FROM runs" >rows
+contains "crashed" rows "crashed|killed by signal 11 (Segmentation fault)"
+
+if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
+echo "all batch checks passed"
