@@ -26,7 +26,9 @@ now() { date +%s.%N; }
 mapfile -t seeds < <(python3 -c 'import sqlite3; [print(r[0]) for r in sqlite3.connect("seeds/results.sqlite").execute("SELECT seed FROM runs ORDER BY run_id")]')
 for i in $(seq "$rounds"); do
   t0=$(now)
-  for s in "${seeds[@]}"; do "$kestrel" run x3_short.sdf --no-transport --quiet --rtf 0 --seed "$s"; done
+  for s in "${seeds[@]}"; do
+    "$kestrel" run x3_short.sdf --no-transport --quiet --rtf 0 --seed "$s" >/dev/null 2>&1
+  done
   t1=$(now)
   rm -rf j1 j2
   "$kestrel" batch plan.yaml --out j1 -j 1 --quiet
