@@ -210,9 +210,9 @@ int run_batch(const BatchArgs& a) {
     const std::string from =
         shard ? fmt::format(" (shard {}/{} from {})", shard->index, shard->count, shard->source)
               : "";
-    std::printf("kestrel batch: %s of %s%s, %zu already in %s, %zu to run, %s at a time\n",
+    std::printf("kestrel batch: %s of %s%s, %zu already in %s, %zu to run, %u at a time\n",
                 counted(mine, "run").c_str(), a.plan.c_str(), from.c_str(), mine - todo.size(),
-                db.file().c_str(), todo.size(), counted(o.jobs, "process").c_str());
+                db.file().c_str(), todo.size(), o.jobs);
     std::fflush(stdout);
   }
   std::map<std::string, std::size_t> outcomes;

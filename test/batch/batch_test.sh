@@ -131,5 +131,21 @@ wait $batch
 sql crash/results.sqlite "SELECT outcome, message FROM runs" >rows
 contains "crashed" rows "crashed|killed by signal 11 (Segmentation fault)"
 
+# SIGINT stops the batch: exit 130, no child left running, the finished runs kept.
+"$kestrel" batch long.yaml --out int -j 1 >/dev/null 2>"$tmp/interr" &
+batch=$!
+for _ in $(seq 200); do [ -e int/logs/run-0.log ] && break; sleep 0.1; done
+sleep 0.3
+kids=$(pgrep -P $batch)
+kill -INT $batch
+wait $batch
+code=$?
+if [ $code -eq 130 ]; then echo "ok: SIGINT stops the batch with 130"; else
+  echo "FAIL: SIGINT: exit $code, expected 130"; fails=$((fails+1)); fi
+for k in $kids; do
+  kill -0 "$k" 2>/dev/null && { echo "FAIL: child $k still running"; fails=$((fails+1)); }
+done
+contains "interrupted" "$tmp/interr" "stopped by signal 2: the runs finished before it are in int/results.sqlite"
+
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "all batch checks passed"
