@@ -120,23 +120,22 @@ expect 1 "a run past its wall-clock limit" "$kestrel" batch slow.yaml --out slow
 sql slow/results.sqlite "SELECT outcome, message FROM runs" >rows
 contains "timed_out" rows "timed_out|still running after the wall-clock limit of 0.05 s; killed"
 printf 'world: %s\nruns: 1\nduration: 100000\n' "$repo/worlds/demo.sdf" >long.yaml
-"$kestrel" batch long.yaml --out crash -j 1 >/dev/null 2>&1 &
-batch=$!
-# The run's child (not the one that first checks the plan) writes its log.
-for _ in $(seq 200); do [ -e crash/logs/run-0.log ] && break; sleep 0.1; done
-sleep 0.3
-child=$(pgrep -P $batch)
-kill -SEGV $child
+start_long() {  # start_long DIR: a batch of one endless run in the background; $batch, $kids
+  "$kestrel" batch long.yaml --out "$1" -j 1 >/dev/null 2>"$tmp/$1.err" &
+  batch=$!
+  # The run's child (not the one that first checks the plan) writes its log.
+  for _ in $(seq 200); do [ -e "$1/logs/run-0.log" ] && break; sleep 0.1; done
+  sleep 0.3
+  kids=$(pgrep -P $batch)
+}
+start_long crash
+kill -SEGV $kids
 wait $batch
 sql crash/results.sqlite "SELECT outcome, message FROM runs" >rows
 contains "crashed" rows "crashed|killed by signal 11 (Segmentation fault)"
 
 # SIGINT stops the batch: exit 130, no child left running, the finished runs kept.
-"$kestrel" batch long.yaml --out int -j 1 >/dev/null 2>"$tmp/interr" &
-batch=$!
-for _ in $(seq 200); do [ -e int/logs/run-0.log ] && break; sleep 0.1; done
-sleep 0.3
-kids=$(pgrep -P $batch)
+start_long int
 kill -INT $batch
 wait $batch
 code=$?
@@ -145,7 +144,7 @@ if [ $code -eq 130 ]; then echo "ok: SIGINT stops the batch with 130"; else
 for k in $kids; do
   kill -0 "$k" 2>/dev/null && { echo "FAIL: child $k still running"; fails=$((fails+1)); }
 done
-contains "interrupted" "$tmp/interr" "stopped by signal 2: the runs finished before it are in int/results.sqlite"
+contains "interrupted" "$tmp/int.err" "stopped by signal 2: the runs finished before it are in int/results.sqlite"
 
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "all batch checks passed"
