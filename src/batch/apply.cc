@@ -21,7 +21,8 @@ Vector3d& wind_of(ecs::Registry& r, ecs::Entity world) {
 }
 
 void set_mass(const Value& v, ecs::Registry& r, ecs::Entity world) {
-  if (!(v.value > 0)) throw Error(v.where, fmt::format("{}: mass must be > 0 kg, drew {}", v.key, v.value));
+  if (!(v.value > 0))
+    throw Error(v.where, fmt::format("{}: mass must be > 0 kg, drew {}", v.key, v.value));
   std::string scoped = r.scoped_name(world);
   std::string path = v.key.substr(5);
   for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) {

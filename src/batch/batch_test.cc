@@ -74,7 +74,8 @@ TEST(Plan, RunKDependsOnlyOnThePlanAndK) {
 }
 
 TEST(Plan, NormalDrawsHaveTheirMeanAndStandardDeviation) {
-  std::string text = "world: " + kWorld + "\nruns: 4000\nseed: 3\nvary:\n  wind_speed: {normal: [2, 0.5]}\n";
+  std::string text =
+      "world: " + kWorld + "\nruns: 4000\nseed: 3\nvary:\n  wind_speed: {normal: [2, 0.5]}\n";
   const Plan p = parse_plan(text, "p.yaml");
   double sum = 0, sq = 0;
   for (std::uint64_t k = 0; k < p.runs; ++k) {
@@ -88,8 +89,8 @@ TEST(Plan, NormalDrawsHaveTheirMeanAndStandardDeviation) {
 }
 
 TEST(Plan, ParamsAreJsonInPlanOrderAndRoundTrip) {
-  const Plan p = parse_plan(plan_text("  wind_speed: {uniform: [0, 4]}\n  wind_direction: [10]\n"),
-                            "p.yaml");
+  const Plan p =
+      parse_plan(plan_text("  wind_speed: {uniform: [0, 4]}\n  wind_direction: [10]\n"), "p.yaml");
   const RunSpec r = draw(p, 3);
   const std::string j = params_json(r);
   EXPECT_THAT(j, ::testing::StartsWith("{\"wind_speed\":"));
@@ -113,11 +114,13 @@ TEST(Plan, BadPlansNameFileLineAndWhatWasExpected) {
               HasSubstr("p.yaml:5:3: unknown parameter 'wind_sped' (did you mean 'wind_speed'?)"));
   EXPECT_THAT(error_of(plan_text("  wind_speed: {uniform: [4, 0]}\n")),
               HasSubstr("p.yaml:5:25: wind_speed.uniform: a <= b needed"));
-  EXPECT_THAT(error_of(plan_text("  wind_speed: {unifrom: [0, 4]}\n")),
-              HasSubstr("p.yaml:5:16: wind_speed: unknown form 'unifrom' (did you mean 'uniform'?)"));
+  EXPECT_THAT(
+      error_of(plan_text("  wind_speed: {unifrom: [0, 4]}\n")),
+      HasSubstr("p.yaml:5:16: wind_speed: unknown form 'unifrom' (did you mean 'uniform'?)"));
   EXPECT_THAT(error_of(plan_text("  wind_speed: {normal: [1, two]}\n")),
               HasSubstr("p.yaml:5:28: wind_speed.normal: expected a finite number, found 'two'"));
-  EXPECT_THAT(error_of(plan_text("  wind_speed: []\n")), HasSubstr("p.yaml:5:15: wind_speed: the list is empty"));
+  EXPECT_THAT(error_of(plan_text("  wind_speed: []\n")),
+              HasSubstr("p.yaml:5:15: wind_speed: the list is empty"));
   EXPECT_THAT(error_of(plan_text("  mass/x3: [1]\n")), HasSubstr("expected mass/MODEL/LINK"));
   EXPECT_THAT(error_of(plan_text("  wind_speed: [1]\n  wind_speed: [2]\n")),
               HasSubstr("p.yaml:6:3: 'wind_speed' given twice"));
@@ -166,14 +169,16 @@ TEST(Apply, WindSpeedAndDirectionSetTheWorldsWindInEnu) {
   apply_values(std::vector<Value>{{"wind_speed", 2, "p:1"}}, f.r, f.world);
   EXPECT_NEAR(w.X(), -std::sqrt(2.0), 1e-12);
   EXPECT_NEAR(w.Y(), -std::sqrt(2.0), 1e-12);
-  EXPECT_THAT([&] {
-    try {
-      apply_values(std::vector<Value>{{"wind_speed", -1, "p.yaml:5"}}, f.r, f.world);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }(), HasSubstr("p.yaml:5: wind_speed must be >= 0 m/s, drew -1"));
+  EXPECT_THAT(
+      [&] {
+        try {
+          apply_values(std::vector<Value>{{"wind_speed", -1, "p.yaml:5"}}, f.r, f.world);
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      HasSubstr("p.yaml:5: wind_speed must be >= 0 m/s, drew -1"));
 }
 
 TEST(Apply, WindWithoutAWorldWindComesFromTheNorthUnlessADirectionIsGiven) {

@@ -3,13 +3,12 @@
 #include "kestrel/batch/executor.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <charconv>
 #include <chrono>
@@ -113,7 +112,8 @@ std::optional<Shard> shard_from_environment() {
   if (const auto rank = env_number("OMPI_COMM_WORLD_RANK")) {
     const auto size = env_number("OMPI_COMM_WORLD_SIZE");
     if (!size || *size == 0 || *rank >= *size) {
-      throw Error("OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is missing or not above it");
+      throw Error(
+          "OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is missing or not above it");
     }
     return Shard{*rank, *size, "OpenMPI"};
   }
@@ -121,10 +121,10 @@ std::optional<Shard> shard_from_environment() {
     const auto count = env_number("SLURM_ARRAY_TASK_COUNT");
     const std::uint64_t min = env_number("SLURM_ARRAY_TASK_MIN").value_or(0);
     if (!count || *count == 0 || *id < min || *id - min >= *count) {
-      throw Error(fmt::format(
-          "SLURM_ARRAY_TASK_ID={} does not lie in SLURM_ARRAY_TASK_MIN={} + [0, "
-          "SLURM_ARRAY_TASK_COUNT={}): submit the batch as sbatch --array=0-(N-1)",
-          *id, min, count ? std::to_string(*count) : "unset"));
+      throw Error(
+          fmt::format("SLURM_ARRAY_TASK_ID={} does not lie in SLURM_ARRAY_TASK_MIN={} + [0, "
+                      "SLURM_ARRAY_TASK_COUNT={}): submit the batch as sbatch --array=0-(N-1)",
+                      *id, min, count ? std::to_string(*count) : "unset"));
     }
     return Shard{*id - min, *count, "Slurm"};
   }
@@ -147,8 +147,8 @@ void execute(const std::vector<RunSpec>& runs, const ExecuteOptions& o, const Ru
   std::map<pid_t, Child> active;
   const auto t0 = Clock::now();
   std::size_t finished = 0;
-  const auto timeout = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(o.timeout_s));
+  const auto timeout =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
 
   auto reap = [&](pid_t pid, RunResult r, bool killed) {
     Child& c = active.at(pid);
@@ -163,15 +163,17 @@ void execute(const std::vector<RunSpec>& runs, const ExecuteOptions& o, const Ru
       if (clean && !c.received.empty()) {
         r = RunResult::from_json(c.received);
       } else if (WIFSIGNALED(status)) {
-        r = unfinished(c, "crashed",
-                       fmt::format("killed by signal {} ({}); see {}", WTERMSIG(status),
-                                   strsignal(WTERMSIG(status)),
-                                   (o.log_dir / fmt::format("run-{}.log", c.spec.run_id)).string()));
+        r = unfinished(
+            c, "crashed",
+            fmt::format("killed by signal {} ({}); see {}", WTERMSIG(status),
+                        strsignal(WTERMSIG(status)),
+                        (o.log_dir / fmt::format("run-{}.log", c.spec.run_id)).string()));
       } else {
-        r = unfinished(c, "crashed",
-                       fmt::format("exited with code {} without a result; see {}",
-                                   WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                                   (o.log_dir / fmt::format("run-{}.log", c.spec.run_id)).string()));
+        r = unfinished(
+            c, "crashed",
+            fmt::format("exited with code {} without a result; see {}",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                        (o.log_dir / fmt::format("run-{}.log", c.spec.run_id)).string()));
       }
     }
     r.wall_time_s = wall;
@@ -215,9 +217,10 @@ void execute(const std::vector<RunSpec>& runs, const ExecuteOptions& o, const Ru
         nearest = std::min(nearest, c.start + timeout);
       }
       const auto now = Clock::now();
-      long wait_ms = nearest <= now ? 0
-                                    : std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          nearest - now).count() + 1;
+      long wait_ms =
+          nearest <= now
+              ? 0
+              : std::chrono::duration_cast<std::chrono::milliseconds>(nearest - now).count() + 1;
       if (o.progress) wait_ms = std::min(wait_ms, 250L);
       if (::poll(polls.data(), polls.size(), static_cast<int>(std::min(wait_ms, 1L << 30))) < 0 &&
           errno != EINTR) {
@@ -259,8 +262,8 @@ void execute(const std::vector<RunSpec>& runs, const ExecuteOptions& o, const Ru
         const std::size_t total = runs.size();
         std::string eta = "--";
         if (finished > 0) {
-          const double left = elapsed / static_cast<double>(finished) *
-                              static_cast<double>(total - finished);
+          const double left =
+              elapsed / static_cast<double>(finished) * static_cast<double>(total - finished);
           eta = fmt::format("{}:{:02}", static_cast<long>(left) / 60, static_cast<long>(left) % 60);
         }
         const int width = 30;

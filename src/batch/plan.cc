@@ -87,14 +87,16 @@ struct Reader {
     if (form == "uniform") {
       d.kind = Distribution::Kind::kUniform;
       std::tie(d.a, d.b) = pair(arg, key + ".uniform");
-      if (!(d.a <= d.b)) fail(arg, fmt::format("{}.uniform: a <= b needed, found [{}, {}]", key, d.a, d.b));
+      if (!(d.a <= d.b))
+        fail(arg, fmt::format("{}.uniform: a <= b needed, found [{}, {}]", key, d.a, d.b));
     } else if (form == "normal") {
       d.kind = Distribution::Kind::kNormal;
       std::tie(d.a, d.b) = pair(arg, key + ".normal");
       if (!(d.b >= 0)) fail(arg, fmt::format("{}.normal: stddev >= 0 needed, found {}", key, d.b));
     } else if (form == "range") {
       if (!arg.IsSequence() || arg.size() != 3) {
-        fail(arg, fmt::format("{}.range: expected [first, last, step], found {}", key, describe(arg)));
+        fail(arg,
+             fmt::format("{}.range: expected [first, last, step], found {}", key, describe(arg)));
       }
       const double first = number(arg[0], key), last = number(arg[1], key),
                    step = number(arg[2], key);
@@ -147,14 +149,14 @@ Plan parse_plan(const std::string& text, const std::string& file) {
     throw Error(at(file, e.mark), "not valid YAML: " + e.msg);
   }
   if (!root.IsMap()) {
-    throw Error(at(file, root.Mark()), "expected a mapping with world, runs, seed and vary, found " +
-                                           describe(root));
+    throw Error(at(file, root.Mark()),
+                "expected a mapping with world, runs, seed and vary, found " + describe(root));
   }
   Plan p;
   p.file = file;
   p.text = text;
-  static const std::vector<std::string> kKeys{"world", "runs", "seed", "duration", "timeout",
-                                              "vary"};
+  static const std::vector<std::string> kKeys{"world",    "runs",    "seed",
+                                              "duration", "timeout", "vary"};
   std::set<std::string> seen;
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
@@ -167,7 +169,8 @@ Plan parse_plan(const std::string& text, const std::string& file) {
     if (!seen.insert(key).second) rd.fail(kv.first, "'" + key + "' given twice");
     const YAML::Node& v = kv.second;
     if (key == "world") {
-      if (!v.IsScalar() || v.Scalar().empty()) rd.fail(v, "world: expected a file, found " + describe(v));
+      if (!v.IsScalar() || v.Scalar().empty())
+        rd.fail(v, "world: expected a file, found " + describe(v));
       p.world = v.Scalar();
       std::error_code ec;
       if (!std::filesystem::is_regular_file(p.world, ec)) {
@@ -180,10 +183,12 @@ Plan parse_plan(const std::string& text, const std::string& file) {
       p.seed = rd.count(v, "seed", 0);
     } else if (key == "duration") {
       p.duration_s = rd.number(v, "duration");
-      if (!(*p.duration_s > 0)) rd.fail(v, fmt::format("duration: expected > 0 s, found {}", *p.duration_s));
+      if (!(*p.duration_s > 0))
+        rd.fail(v, fmt::format("duration: expected > 0 s, found {}", *p.duration_s));
     } else if (key == "timeout") {
       p.timeout_s = rd.number(v, "timeout");
-      if (!(p.timeout_s > 0)) rd.fail(v, fmt::format("timeout: expected > 0 s, found {}", p.timeout_s));
+      if (!(p.timeout_s > 0))
+        rd.fail(v, fmt::format("timeout: expected > 0 s, found {}", p.timeout_s));
     } else {  // vary
       if (v.IsNull()) continue;
       if (!v.IsMap()) rd.fail(v, "vary: expected a mapping of parameters, found " + describe(v));
@@ -229,7 +234,7 @@ RunSpec draw(const Plan& plan, std::uint64_t k) {
     } else {
       sensors::Rng rng(sensors::derive_seed(plan.seed, scope, par.key));
       v = d.kind == Distribution::Kind::kUniform ? d.a + (d.b - d.a) * rng.uniform()
-                                                  : d.a + d.b * rng.normal();
+                                                 : d.a + d.b * rng.normal();
     }
     run.values.push_back({par.key, v, par.where});
   }
@@ -253,7 +258,8 @@ Value parse_set(const std::string& text) {
   check_key(v.key, "--set");
   const std::string num = text.substr(eq + 1);
   const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v.value);
-  if (num.empty() || ec != std::errc() || end != num.data() + num.size() || !std::isfinite(v.value)) {
+  if (num.empty() || ec != std::errc() || end != num.data() + num.size() ||
+      !std::isfinite(v.value)) {
     throw Error("--set", "'" + v.key + "': expected a finite number, found '" + num + "'");
   }
   return v;

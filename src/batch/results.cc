@@ -105,10 +105,9 @@ void take(const nlohmann::json& j, const char* name, std::optional<T>& v) {
 }  // namespace
 
 bool RunResult::same_outcome(const RunResult& o) const {
-  bool same = run_id == o.run_id && outcome == o.outcome && seed == o.seed &&
-              params == o.params && message == o.message &&
-              mission_completed == o.mission_completed && faults_applied == o.faults_applied &&
-              sim_time_s == o.sim_time_s;
+  bool same = run_id == o.run_id && outcome == o.outcome && seed == o.seed && params == o.params &&
+              message == o.message && mission_completed == o.mission_completed &&
+              faults_applied == o.faults_applied && sim_time_s == o.sim_time_s;
   for (const auto& c : kReals) same = same && this->*c.field == o.*c.field;
   return same;
 }
@@ -165,7 +164,8 @@ Database::Database(const std::filesystem::path& file, const std::optional<std::s
 Database::~Database() { sqlite3_close(db_); }
 
 void Database::fail(const std::string& what) const {
-  throw Error(file_.string(), fmt::format("{}: {}", what, db_ ? sqlite3_errmsg(db_) : "out of memory"));
+  throw Error(file_.string(),
+              fmt::format("{}: {}", what, db_ ? sqlite3_errmsg(db_) : "out of memory"));
 }
 
 void Database::exec(const char* sql) const {

@@ -1,17 +1,16 @@
 // `kestrel batch PLAN --out DIR`: the plan's runs, each a full world (transport off) in its own
 // child process, into DIR/results.sqlite; `kestrel batch merge`, `kestrel batch report`.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
-#include <cmath>
-#include <map>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <thread>
 
 #include "cli/batch_report.h"
@@ -77,11 +76,13 @@ batch::RunResult run_world(const batch::Plan& plan, const batch::RunSpec& spec) 
   if (plan.duration_s) limits.max_sim_time = checked_seconds(*plan.duration_s, true);
   const auto t0 = std::chrono::steady_clock::now();
   server.run(limits);
-  const double stepping = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double stepping =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double sim = to_seconds(r.info().sim_time);
   res.sim_time_s = sim;
   res.rtf = stepping > 0 ? sim / stepping : 0.0;
-  res.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count();
+  res.wall_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count();
   if (std::isfinite(min_battery)) res.min_battery = min_battery;
   res.outcome = "completed";
   if (missions) {
@@ -124,13 +125,17 @@ batch::RunResult run_world(const batch::Plan& plan, const batch::RunSpec& spec) 
 fs::path database_in(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw UsageError(fmt::format("--out {}: cannot create the folder: {}", dir.string(), ec.message()));
+  if (ec)
+    throw UsageError(
+        fmt::format("--out {}: cannot create the folder: {}", dir.string(), ec.message()));
   return dir / "results.sqlite";
 }
 
 int run_batch(const BatchArgs& a) {
-  if (a.plan.empty()) throw UsageError("batch: a PLAN file is needed (kestrel batch PLAN --out DIR)");
-  if (a.out.empty()) throw UsageError("batch: --out DIR is needed (where results.sqlite is written)");
+  if (a.plan.empty())
+    throw UsageError("batch: a PLAN file is needed (kestrel batch PLAN --out DIR)");
+  if (a.out.empty())
+    throw UsageError("batch: --out DIR is needed (where results.sqlite is written)");
   batch::Plan plan;
   try {
     plan = batch::load_plan(a.plan);
@@ -168,8 +173,8 @@ int run_batch(const BatchArgs& a) {
         },
         [&](const batch::RunResult& r) { checked = r; });
     if (checked->outcome != "completed") {
-      throw UsageError(fmt::format("{} cannot be run: {}: {}", a.plan, checked->outcome,
-                                   checked->message));
+      throw UsageError(
+          fmt::format("{} cannot be run: {}: {}", a.plan, checked->outcome, checked->message));
     }
   }
   // A shard from MPI or Slurm writes its own database under DIR (merged by `batch merge DIR`).
@@ -187,9 +192,10 @@ int run_batch(const BatchArgs& a) {
   }
   batch::Database& db = *opened;
   // What replays a run (the report prints it with the run's --seed and --set values).
-  db.set_meta("replay", fmt::format("kestrel run {} --no-transport --rtf 0{}", plan.world.string(),
-                                    plan.duration_s ? fmt::format(" --duration {}", *plan.duration_s)
-                                                    : std::string()));
+  db.set_meta("replay",
+              fmt::format("kestrel run {} --no-transport --rtf 0{}", plan.world.string(),
+                          plan.duration_s ? fmt::format(" --duration {}", *plan.duration_s)
+                                          : std::string()));
   const auto done = db.done();
   std::vector<batch::RunSpec> todo;
   std::size_t mine = 0;
@@ -227,9 +233,10 @@ int run_batch(const BatchArgs& a) {
           }
         });
   } catch (const Interrupted& e) {
-    spdlog::error("the batch was stopped by signal {}: the runs finished before it are in {}; "
-                  "the same command resumes",
-                  e.signal(), db.file().string());
+    spdlog::error(
+        "the batch was stopped by signal {}: the runs finished before it are in {}; "
+        "the same command resumes",
+        e.signal(), db.file().string());
     return 128 + e.signal();
   }
   const auto rows = db.rows();
@@ -266,8 +273,10 @@ int run_merge(const MergeArgs& a) {
     if (ec) throw UsageError(fmt::format("batch merge: cannot list {}: {}", a.out, ec.message()));
     std::sort(sources.begin(), sources.end());
     if (sources.empty()) {
-      throw UsageError(fmt::format("batch merge: no shard-* folders in {} and no FROM folders "
-                                   "given", a.out));
+      throw UsageError(
+          fmt::format("batch merge: no shard-* folders in {} and no FROM folders "
+                      "given",
+                      a.out));
     }
   } else {
     sources.assign(a.from.begin(), a.from.end());
@@ -278,7 +287,8 @@ int run_merge(const MergeArgs& a) {
     const fs::path file = s / "results.sqlite";
     if (!fs::is_regular_file(file)) throw UsageError("batch merge: no " + file.string());
     batch::Database in(file, std::nullopt, std::nullopt);
-    if (in.plan_text().empty()) throw UsageError("batch merge: " + file.string() + " holds no plan");
+    if (in.plan_text().empty())
+      throw UsageError("batch merge: " + file.string() + " holds no plan");
     out.set_plan(in.plan_file(), in.plan_text());
     out.set_meta("replay", in.meta("replay"));
     std::map<std::uint64_t, batch::RunResult> have;
@@ -291,10 +301,10 @@ int run_merge(const MergeArgs& a) {
       } else if (it->second.same_outcome(r)) {
         ++present;
       } else {
-        throw Error(fmt::format("batch merge: run {} in {} differs from the one already in {} "
-                                "(outcome {} vs {}): not the same binary or world?",
-                                r.run_id, file.string(), out.file().string(), r.outcome,
-                                it->second.outcome));
+        throw Error(fmt::format(
+            "batch merge: run {} in {} differs from the one already in {} "
+            "(outcome {} vs {}): not the same binary or world?",
+            r.run_id, file.string(), out.file().string(), r.outcome, it->second.outcome));
       }
     }
   }
@@ -309,10 +319,12 @@ int run_merge(const MergeArgs& a) {
 void add_batch_command(CLI::App& app, std::function<int()>& selected) {
   auto args = std::make_shared<BatchArgs>();
   auto* cmd = app.add_subcommand(
-      "batch", "Run a plan's runs (docs/batch.md), each a full world without transport in its own "
-               "process, into DIR/results.sqlite; merge shards; report.");
+      "batch",
+      "Run a plan's runs (docs/batch.md), each a full world without transport in its own "
+      "process, into DIR/results.sqlite; merge shards; report.");
   cmd->add_option("plan", args->plan, "The plan (YAML): world, runs, seed, what to vary");
-  cmd->add_option("--out", args->out, "Folder of results.sqlite and the runs' logs (logs/run-K.log)");
+  cmd->add_option("--out", args->out,
+                  "Folder of results.sqlite and the runs' logs (logs/run-K.log)");
   cmd->add_option("-j,--jobs", args->jobs, "Runs at a time (default: one per core)")
       ->check(CLI::Range(1u, 1024u));
   cmd->add_option("--shard", args->shard,
@@ -323,8 +335,7 @@ void add_batch_command(CLI::App& app, std::function<int()>& selected) {
   auto merge = std::make_shared<MergeArgs>();
   auto* m = cmd->add_subcommand("merge", "Join shard databases into DIR/results.sqlite");
   m->add_option("dir", merge->out, "Folder of the merged results.sqlite")->required();
-  m->add_option("from", merge->from,
-                "Folders holding a results.sqlite (default: DIR/shard-*)");
+  m->add_option("from", merge->from, "Folders holding a results.sqlite (default: DIR/shard-*)");
   m->callback([&selected, merge] { selected = [merge] { return run_merge(*merge); }; });
   add_batch_report_command(*cmd, selected);
   cmd->callback([&selected, args, cmd] {

@@ -26,12 +26,23 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char ch : s) {
     switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += ch;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += ch;
     }
   }
   return o;
@@ -81,8 +92,8 @@ std::string histogram(const std::vector<double>& v) {
     ++bins[std::clamp(b, 0, kBins - 1)];
   }
   const int top = *std::max_element(bins.begin(), bins.end());
-  std::string s = fmt::format(
-      "<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">", kW, kH + 16, kW, kH + 16);
+  std::string s = fmt::format("<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">",
+                              kW, kH + 16, kW, kH + 16);
   for (int i = 0; i < kBins; ++i) {
     const double h = top ? static_cast<double>(bins[i]) / top * kH : 0;
     s += fmt::format(
@@ -90,9 +101,10 @@ std::string histogram(const std::vector<double>& v) {
         "</rect>",
         i * kW / kBins + 1, kH - h, kW / kBins - 2, h, bins[i]);
   }
-  s += fmt::format("<text x=\"0\" y=\"{}\">{:.4g}</text><text x=\"{}\" y=\"{}\" "
-                   "text-anchor=\"end\">{:.4g}</text></svg>",
-                   kH + 14, lo, kW, kH + 14, hi);
+  s += fmt::format(
+      "<text x=\"0\" y=\"{}\">{:.4g}</text><text x=\"{}\" y=\"{}\" "
+      "text-anchor=\"end\">{:.4g}</text></svg>",
+      kH + 14, lo, kW, kH + 14, hi);
   return s;
 }
 
@@ -146,7 +158,8 @@ int run_report(const ReportArgs& a) {
     for (double x : v) mean += x / static_cast<double>(v.size());
     h += fmt::format("<tr><td class=\"l\">{} <code>{}</code></td><td>{}</td>", m.label, m.column,
                      v.size());
-    for (double p : {0.0, 5.0, 50.0, 95.0, 100.0}) h += fmt::format("<td>{:.4g}</td>", percentile(v, p));
+    for (double p : {0.0, 5.0, 50.0, 95.0, 100.0})
+      h += fmt::format("<td>{:.4g}</td>", percentile(v, p));
     h += fmt::format("<td>{:.4g}</td><td class=\"l\">{}</td></tr>\n", mean, histogram(v));
   }
   h += "</table>\n";
@@ -160,11 +173,12 @@ int run_report(const ReportArgs& a) {
   });
   order.resize(std::min(order.size(), a.worst));
   const std::string prefix = db.meta("replay");
-  h += fmt::format("<h2>The {} worst runs</h2><p>Not completed first, then by maximum tracking "
-                   "error. Each command replays its run.</p><table><tr><th>run</th>"
-                   "<th class=\"l\">outcome</th><th class=\"l\">parameters</th>"
-                   "<th>max tracking error [m]</th><th class=\"l\">why / replay</th></tr>\n",
-                   order.size());
+  h += fmt::format(
+      "<h2>The {} worst runs</h2><p>Not completed first, then by maximum tracking "
+      "error. Each command replays its run.</p><table><tr><th>run</th>"
+      "<th class=\"l\">outcome</th><th class=\"l\">parameters</th>"
+      "<th>max tracking error [m]</th><th class=\"l\">why / replay</th></tr>\n",
+      order.size());
   for (const RunResult* r : order) {
     h += fmt::format(
         "<tr><td>{}</td><td class=\"l{}\">{}</td><td class=\"l\"><code>{}</code></td><td>{}</td>"

@@ -30,10 +30,10 @@ Shard parse_shard(const std::string& text);
 std::optional<Shard> shard_from_environment();
 
 struct ExecuteOptions {
-  unsigned jobs = 1;                 ///< child processes at a time
-  double timeout_s = 600;            ///< wall-clock limit of a run [s]
-  std::filesystem::path log_dir;     ///< run-K.log: each child's stdout and stderr (empty: ours)
-  bool progress = false;             ///< a status line with ETA (on a terminal)
+  unsigned jobs = 1;              ///< child processes at a time
+  double timeout_s = 600;         ///< wall-clock limit of a run [s]
+  std::filesystem::path log_dir;  ///< run-K.log: each child's stdout and stderr (empty: ours)
+  bool progress = false;          ///< a status line with ETA (on a terminal)
 };
 
 /// Runs in the child process: loads and runs one world, returns its row (a thrown Error is

@@ -24,20 +24,20 @@ struct Distribution {
 
 /// One `vary:` entry.
 struct Parameter {
-  std::string key;    ///< "wind_speed", "wind_direction", "mass/MODEL/LINK"
+  std::string key;  ///< "wind_speed", "wind_direction", "mass/MODEL/LINK"
   Distribution dist;
   std::string where;  ///< "plan.yaml:5" of the key
 };
 
 struct Plan {
-  std::string file;               ///< the plan file as named
-  std::string text;               ///< its contents (the database keeps it: resume and merge compare)
-  std::filesystem::path world;    ///< relative to the working directory
-  std::uint64_t runs = 0;         ///< run ids 0 .. runs-1
-  std::uint64_t seed = 0;         ///< base seed
+  std::string file;             ///< the plan file as named
+  std::string text;             ///< its contents (the database keeps it: resume and merge compare)
+  std::filesystem::path world;  ///< relative to the working directory
+  std::uint64_t runs = 0;       ///< run ids 0 .. runs-1
+  std::uint64_t seed = 0;       ///< base seed
   std::optional<double> duration_s;  ///< sim-time limit of each run [s] (none: the world's end)
-  double timeout_s = 600;         ///< wall-clock limit of each run [s]: beyond it, `timed_out`
-  std::vector<Parameter> vary;    ///< in plan order
+  double timeout_s = 600;            ///< wall-clock limit of each run [s]: beyond it, `timed_out`
+  std::vector<Parameter> vary;       ///< in plan order
 };
 
 /// A drawn value, ready to be applied to a world (batch/apply.h).

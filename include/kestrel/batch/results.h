@@ -22,17 +22,17 @@ struct RunResult {
   std::uint64_t run_id = 0;
   std::string outcome;  ///< completed, failed, crashed, timed_out
   std::uint64_t seed = 0;
-  std::string params;   ///< JSON of the drawn values
-  std::optional<std::int64_t> mission_completed;  ///< 1 if every mission completed, else 0
-  std::optional<double> max_tracking_error_m;     ///< largest over the vehicles [m]
-  std::optional<double> energy_J;                 ///< battery energy drawn, summed [J]
-  std::optional<double> min_battery;              ///< lowest state of charge seen, 0..1
+  std::string params;                                     ///< JSON of the drawn values
+  std::optional<std::int64_t> mission_completed;          ///< 1 if every mission completed, else 0
+  std::optional<double> max_tracking_error_m;             ///< largest over the vehicles [m]
+  std::optional<double> energy_J;                         ///< battery energy drawn, summed [J]
+  std::optional<double> min_battery;                      ///< lowest state of charge seen, 0..1
   std::optional<double> final_x_m, final_y_m, final_z_m;  ///< the first vehicle's world position
-  std::optional<std::int64_t> faults_applied;     ///< faults logged (components::FaultLog)
-  std::optional<double> sim_time_s;               ///< sim time reached [s]
-  double wall_time_s = 0;                         ///< the run's wall time, load included [s]
-  std::optional<double> rtf;                      ///< sim time / wall time of the stepping
-  std::string message;                            ///< why it failed, crashed or timed out
+  std::optional<std::int64_t> faults_applied;             ///< faults logged (components::FaultLog)
+  std::optional<double> sim_time_s;                       ///< sim time reached [s]
+  double wall_time_s = 0;     ///< the run's wall time, load included [s]
+  std::optional<double> rtf;  ///< sim time / wall time of the stepping
+  std::string message;        ///< why it failed, crashed or timed out
 
   /// Every column but wall_time_s and rtf (which depend on the machine) are equal.
   bool same_outcome(const RunResult& o) const;
