@@ -13,6 +13,12 @@ for b in munged slurmctld slurmd sbatch sinfo; do
   command -v $b >/dev/null || { echo "SKIPPED: $b not found (Debian slurm-wlm, munge; scripts/install-deps)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "SKIPPED: Slurm's daemons need root (run inside scripts/netns)"; exit 77; }
+# A network namespace of its own (inside the one scripts/netns gives every test): the address
+# added to lo below and the daemons' ports are seen by no other test.
+if [ -z "${KESTREL_SLURM_OWN_NETNS:-}" ]; then
+  export KESTREL_SLURM_OWN_NETNS=1
+  exec unshare --net -- sh -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
+fi
 tmp=$(mktemp -d)
 pids=()
 stop() {
@@ -28,7 +34,7 @@ fails=0
 . "$repo/test/lib/checks.sh"
 . "$repo/test/batch/common.sh"
 
-ip addr add 10.254.254.1/32 dev lo 2>/dev/null || true
+ip addr add 10.254.254.1/32 dev lo || { echo "FAIL: cannot add an address to lo"; exit 1; }
 S=$tmp/slurm
 mkdir -p "$S/munge" "$S/state" "$S/spool"
 chmod 700 "$S/munge"
