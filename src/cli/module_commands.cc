@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "kestrel/fuel/fuel.h"
 #include "kestrel/physics/physics.h"
 #include "kestrel/systems/swarm.h"
 #include "kestrel/transport/cli.h"
@@ -200,9 +201,32 @@ void add_model(CLI::App& app, std::function<int()>& selected) {
   });
 }
 
+// `kestrel fetch URI...`: the one command that downloads (src/fuel); a run only reads the cache.
+void add_fetch(CLI::App& app, std::function<int()>& selected) {
+  auto uris = std::make_shared<std::vector<std::string>>();
+  auto* cmd = app.add_subcommand(
+      "fetch",
+      "Download Fuel models (https://SERVER/1.0/OWNER/models/NAME[/VERSION]) into the local Fuel "
+      "cache ($GZ_FUEL_CACHE_PATH, else $IGN_FUEL_CACHE_PATH, else ~/.ignition/fuel), where "
+      "`kestrel run` and `check` find them. Runs never download.");
+  cmd->add_option("uri", *uris, "Fuel model URL")->required();
+  cmd->callback([&selected, uris] {
+    selected = [uris] {
+      const auto cache = fuel::download_cache();
+      for (const auto& uri : *uris) {
+        // A failed download is kestrel::Error (exit 1), naming the URL and the request.
+        const auto dir = fuel::fetch(uri, cache);
+        std::cout << uri << " -> " << dir.string() << "\n";
+      }
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 void add_module_commands(CLI::App& app, std::function<int()>& selected) {
+  add_fetch(app, selected);
   add_check(app, selected);
   add_export_mjcf(app, selected);
   add_make_swarm(app, selected);

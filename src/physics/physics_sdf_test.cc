@@ -372,22 +372,19 @@ std::string gripper_world(const std::string& mimic_of_f1 = "") {
   return s + "    </model>\n  </world>\n</sdf>\n";
 }
 
-TEST(PhysicsSdf, MimicJointsFollowTheirLeaderAsTheCouplingSays) {
-  Loaded w(std::string_view{gripper_world()});
-  for (const auto& f : w.desc.findings.items()) {
-    EXPECT_EQ(f.message.find("mimic"), std::string::npos) << sdf::format_finding(f);
-  }
-  ASSERT_FALSE(w.desc.findings.has_errors());
-  w.start();
-  const ecs::Entity drive = w.r().find_scoped("w::gripper::drive");
-  const auto& m3 = w.r().get<c::JointMimics>(w.r().find_scoped("w::gripper::f3")).data;
-  ASSERT_EQ(m3.size(), 1u);
-  EXPECT_EQ(m3[0].axis, 0u);
-  EXPECT_EQ(m3[0].leader, drive);
-  EXPECT_EQ(m3[0].multiplier, 0.5);
-  EXPECT_EQ(m3[0].offset, 0.1);
+// The gripper of gripper_world() (SDF) or test/worlds/urdf_gripper.urdf, its model's scoped
+// name `m`: the followers keep the coupling at rest and while the leader closes.
+void expect_gripper_follows_its_coupling(Loaded& w, const std::string& m) {
+  const ecs::Entity drive = w.r().find_scoped(m + "::drive");
+  ASSERT_NE(drive, ecs::kNullEntity);
+  const auto* m3 = w.r().try_get<c::JointMimics>(w.r().find_scoped(m + "::f3"));
+  ASSERT_TRUE(m3 && m3->data.size() == 1u);
+  EXPECT_EQ(m3->data[0].axis, 0u);
+  EXPECT_EQ(m3->data[0].leader, drive);
+  EXPECT_EQ(m3->data[0].multiplier, 0.5);
+  EXPECT_EQ(m3->data[0].offset, 0.1);
   const auto q = [&](const std::string& j) {
-    return w.r().get<c::JointPosition>(w.r().find_scoped("w::gripper::" + j)).data.at(0);
+    return w.r().get<c::JointPosition>(w.r().find_scoped(m + "::" + j)).data.at(0);
   };
   const auto worst = [&] {
     double e = 0;
@@ -415,6 +412,28 @@ TEST(PhysicsSdf, MimicJointsFollowTheirLeaderAsTheCouplingSays) {
   EXPECT_LT(moving, 1e-5);
   EXPECT_NEAR(q("f4"), -2 * q("drive") - 0.05, 1e-4);
   EXPECT_NEAR(q("f6"), 0.02 * q("drive") + 0.01, 1e-4);
+}
+
+TEST(PhysicsSdf, MimicJointsFollowTheirLeaderAsTheCouplingSays) {
+  Loaded w(std::string_view{gripper_world()});
+  for (const auto& f : w.desc.findings.items()) {
+    EXPECT_EQ(f.message.find("mimic"), std::string::npos) << sdf::format_finding(f);
+  }
+  ASSERT_FALSE(w.desc.findings.has_errors());
+  w.start();
+  expect_gripper_follows_its_coupling(w, "w::gripper");
+}
+
+// The same gripper written as URDF (test/worlds/urdf_gripper.urdf): libsdformat 12's conversion
+// drops its <mimic>s, which Kestrel reads from the URDF and makes the same constraints
+// (follower = multiplier · drive + offset: URDF has no reference, so f5's offset there is
+// 0.3 − 0.2). Gravity is on (a URDF cannot turn it off); every finger's centre of mass is on its
+// axis, so only the torque moves them.
+TEST(PhysicsSdf, UrdfMimicJointsFollowTheirLeaderAsTheCouplingSays) {
+  Loaded w(std::filesystem::path(KESTREL_SOURCE_DIR) / "test/worlds/urdf_gripper.urdf");
+  for (const auto& f : w.desc.findings.items()) ADD_FAILURE() << sdf::format_finding(f);
+  w.start();
+  expect_gripper_follows_its_coupling(w, "empty::gripper");
 }
 
 TEST(PhysicsSdf, MimicProblemsAreErrorsAtTheirLine) {

@@ -2,11 +2,13 @@
 
 #include <tinyxml2.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <system_error>
 
 #include "kestrel/core/paths.h"
 #include "kestrel/core/text.h"
+#include "kestrel/fuel/fuel.h"
 #include "kestrel/sdf/world_loader.h"
 
 namespace kestrel::sdf {
@@ -57,6 +59,11 @@ fs::path model_dir_sdf(const fs::path& dir) {
 }
 
 namespace {
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 // A candidate path: a file is taken as is, a directory through its model.config.
 fs::path accept(const fs::path& p, bool files_only) {
   std::error_code ec;
@@ -81,10 +88,34 @@ Resolved resolve_uri(const std::string& written, const fs::path& base_dir,
   };
   constexpr std::string_view kModel = "model://";
   constexpr std::string_view kFile = "file://";
+  if (fuel::is_web_uri(uri)) {
+    r.web = true;
+    r.searched = fuel::cache_paths();
+    if (const fs::path p = fuel::cached(uri, r.searched); !p.empty())
+      r.file = accept(p, files_only);
+    return r;
+  }
   if (uri.starts_with(kModel)) {
     const std::string rest = uri.substr(kModel.size());
     for (const auto& dir : search) {
       if (try_path(dir / rest)) return r;
+    }
+    // A Fuel model: model://NAME in a file of the cached model NAME is that model (Fuel models
+    // refer to their own meshes so), else the one cached model of that name.
+    const std::size_t slash = rest.find('/');
+    const std::string name = rest.substr(0, slash);
+    const fs::path sub = slash == std::string::npos ? fs::path() : fs::path(rest.substr(slash + 1));
+    std::error_code ec;
+    for (fs::path p = base_dir.empty() ? fs::path() : fs::absolute(base_dir, ec);
+         !p.empty() && p != p.parent_path(); p = p.parent_path()) {
+      if (p.parent_path().parent_path().filename() == "models" &&
+          lower(p.parent_path().filename().string()) == lower(name)) {
+        if (try_path(p / sub)) return r;
+        break;
+      }
+    }
+    if (const fs::path dir = fuel::cached_by_name(name, fuel::cache_paths()); !dir.empty()) {
+      try_path(dir / sub);
     }
     return r;
   }

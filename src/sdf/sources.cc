@@ -13,6 +13,7 @@
 #include "kestrel/core/files.h"
 #include "kestrel/core/interrupt.h"
 #include "kestrel/core/text.h"
+#include "kestrel/fuel/fuel.h"
 #include "kestrel/sdf/world_loader.h"
 #include "resource.h"
 
@@ -93,6 +94,12 @@ void index(const std::shared_ptr<const Element>& e,
 
 std::string Sources::key_of(const std::string& file) const {
   if (files_.count(file)) return file;
+  // Elements converted from URDF: the URDF file, when there is one.
+  if (file == kUrdfSource && !urdf_includes_.empty()) {
+    bool one = true;
+    for (const auto& u : urdf_includes_) one = one && u.file == urdf_includes_.front().file;
+    if (one) return urdf_includes_.front().file;
+  }
   // Elements of a world libsdformat read from text carry its string source name (or none).
   if ((file.empty() || file == kStringSource) && !order_.empty()) return order_.front();
   std::error_code ec;
@@ -185,8 +192,23 @@ void Sources::add_model_as_world(const fs::path& model_file, Findings& findings)
        fs::path(), findings, stack);
 }
 
+Sources::File& Sources::add_file(const std::string& key, const std::string& display,
+                                 const std::string& text) {
+  File& file = files_[key];
+  file.display = display;
+  order_.push_back(key);
+  try {
+    file.root = Element::parse(text, display);
+  } catch (const Error& e) {
+    throw UnreadableWorld(e.what());
+  }
+  index(file.root, file.by_line);
+  return file;
+}
+
 void Sources::scan(const std::string& key, const std::string& display, const std::string& text,
-                   const fs::path& base_dir, Findings& findings, std::vector<std::string>& stack) {
+                   const fs::path& base_dir, Findings& findings, std::vector<std::string>& stack,
+                   const std::string& include_name) {
   for (std::size_t i = 0; i < stack.size(); ++i) {
     if (stack[i] == key) {
       std::string chain;
@@ -194,7 +216,16 @@ void Sources::scan(const std::string& key, const std::string& display, const std
       throw UnreadableWorld(display, "recursive <include>: " + chain + display);
     }
   }
-  if (files_.count(key)) return;  // already scanned (included more than once): parse once
+  if (files_.count(key)) {  // already scanned (included more than once): parse once
+    for (std::size_t i = 0; i < urdf_includes_.size(); ++i) {
+      if (urdf_includes_[i].file != key) continue;
+      UrdfInclude again = urdf_includes_[i];
+      again.name = include_name;
+      urdf_includes_.push_back(std::move(again));
+      break;
+    }
+    return;
+  }
   throw_if_interrupted("reading " + display);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw UnreadableWorld(display, "file is empty; expected an <sdf> document");
@@ -206,11 +237,15 @@ void Sources::scan(const std::string& key, const std::string& display, const std
   }
   if (!doc.RootElement()) throw UnreadableWorld(display, "no XML element found");
   if (std::string_view(doc.RootElement()->Name()) == "robot") {
-    throw UnreadableWorld(display + ":" + std::to_string(doc.RootElement()->GetLineNum()),
-                          "a URDF file (<robot>): Kestrel reads SDF only and does not convert "
-                          "URDF, because libsdformat 12's conversion drops elements without a "
-                          "word (<mimic> among them); convert it (ign sdf -p FILE) and check "
-                          "that the SDF keeps what the robot needs");
+    // URDF: libsdformat converts it; what its conversion loses is reported (or, for <mimic>,
+    // restored) from the URDF's own XML.
+    File& file = add_file(key, display, text);
+    for (auto* x = doc.RootElement()->FirstChildElement(); x; x = x->NextSiblingElement()) {
+      file.own_dom_bytes += dom_weight(x->Name());
+    }
+    file.own_dom_bytes += dom_weight("model");
+    urdf_includes_.push_back({key, include_name, read_urdf(*doc.RootElement(), display, findings)});
+    return;
   }
   if (std::string_view(doc.RootElement()->Name()) != "sdf") {
     throw UnreadableWorld(display + ":" + std::to_string(doc.RootElement()->GetLineNum()),
@@ -248,15 +283,7 @@ void Sources::scan(const std::string& key, const std::string& display, const std
     const char* dot = std::strchr(v, '.');
     if (major < 1 || (major == 1 && (dot ? std::atoi(dot + 1) : 0) < 7)) renaming_version = v;
   }
-  File& file = files_[key];
-  file.display = display;
-  order_.push_back(key);
-  try {
-    file.root = Element::parse(text, display);
-  } catch (const Error& e) {
-    throw UnreadableWorld(e.what());
-  }
-  index(file.root, file.by_line);
+  File& file = add_file(key, display, text);
 
   stack.push_back(key);
   std::function<void(const tinyxml2::XMLElement*)> walk = [&](const tinyxml2::XMLElement* x) {
@@ -327,7 +354,12 @@ void Sources::scan(const std::string& key, const std::string& display, const std
         findings.error(display, line, "", "<include> without a <uri>");
       } else {
         auto r = resolve_uri(uri, base_dir, search_);
-        if (r.file.empty()) {
+        if (r.file.empty() && r.web) {
+          unresolved_.insert(uri);
+          findings.error(
+              display, line, "",
+              "cannot resolve <include> '" + uri + "': " + fuel::missing_advice(uri, r.searched));
+        } else if (r.file.empty()) {
           unresolved_.insert(uri);
           std::string searched;
           for (const auto& p : r.searched) searched += (searched.empty() ? "" : ", ") + p.string();
@@ -339,8 +371,10 @@ void Sources::scan(const std::string& key, const std::string& display, const std
           const std::string sub = r.file.string();
           file.includes.push_back(sub);
           const auto named = display_names_.find(sub);
+          const auto* name = x->FirstChildElement("name");
           scan(sub, named == display_names_.end() ? sub : named->second,
-               read_file_checked(r.file, max_bytes_), r.file.parent_path(), findings, stack);
+               read_file_checked(r.file, max_bytes_), r.file.parent_path(), findings, stack,
+               std::string(trim(name && name->GetText() ? name->GetText() : "")));
         }
       }
       for (auto* c = x->FirstChildElement(); c; c = c->NextSiblingElement()) {

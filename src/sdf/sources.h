@@ -14,6 +14,7 @@
 
 #include "kestrel/core/element.h"
 #include "kestrel/sdf/finding.h"
+#include "urdf.h"
 
 namespace kestrel::sdf::detail {
 
@@ -23,6 +24,8 @@ double dom_weight(std::string_view tag);
 
 /// The file name libsdformat gives elements it read from a string (sdf::kSdfStringSource).
 inline constexpr const char* kStringSource = "<data-string>";
+/// The file name libsdformat 12 gives the elements of a document it converted from URDF.
+inline constexpr const char* kUrdfSource = "urdf file";
 
 class Sources {
  public:
@@ -56,6 +59,13 @@ class Sources {
   /// URIs of <include>s that could not be resolved (libsdformat's errors about them are dropped).
   const std::set<std::string>& unresolved_uris() const { return unresolved_; }
   const std::vector<std::filesystem::path>& search() const { return search_; }
+  /// A URDF file <include>d (or checked or run as a model), with the <name> its <include>
+  /// gives (empty: the robot's name), and what the conversion drops that Kestrel restores.
+  struct UrdfInclude {
+    std::string file, name;
+    UrdfRobot robot;
+  };
+  const std::vector<UrdfInclude>& urdf_includes() const { return urdf_includes_; }
   /// True if duplicate sibling names were reported (libsdformat's own reports are dropped).
   bool duplicates_found() const { return duplicates_found_; }
   /// What libsdformat 12's document of a scanned file will take in memory [bytes], its
@@ -70,9 +80,11 @@ class Sources {
     double own_dom_bytes = 0;           // this file's elements in libsdformat's document
     std::vector<std::string> includes;  // keys of the files it includes, once per <include>
   };
+  // Registers a scanned file: its Element tree, indexed by line. @throws UnreadableWorld.
+  File& add_file(const std::string& key, const std::string& display, const std::string& text);
   void scan(const std::string& key, const std::string& display, const std::string& text,
             const std::filesystem::path& base_dir, Findings& findings,
-            std::vector<std::string>& stack);
+            std::vector<std::string>& stack, const std::string& include_name = {});
   std::string key_of(const std::string& file) const;
 
   std::vector<std::filesystem::path> search_;
@@ -82,6 +94,7 @@ class Sources {
   std::vector<std::string> order_;
   std::string world_text_;
   std::set<std::string> unresolved_;
+  std::vector<UrdfInclude> urdf_includes_;
   bool duplicates_found_ = false;
   mutable std::map<std::string, double> dom_bytes_memo_;
 };

@@ -13,6 +13,7 @@
 #include "kestrel/components/world.h"
 #include "kestrel/core/files.h"
 #include "kestrel/core/interrupt.h"
+#include "kestrel/fuel/fuel.h"
 #include "resource.h"
 #include "spec.h"
 
@@ -161,6 +162,8 @@ c::JointAxisData axis_data(const ::sdf::JointAxis& a, const Vector3d& xyz) {
 Walker::Loc Walker::loc(const ::sdf::ElementPtr& e) const {
   if (!e) return {d_.file, 0};
   const std::string& f = e->FilePath();
+  // Lines of a converted URDF are those of libsdformat's generated document: none to show.
+  if (f == kUrdfSource) return {src_.display(f), 0};
   return {f.empty() || f == kStringSource ? d_.file : src_.display(f), e->LineNumber().value_or(0)};
 }
 
@@ -210,19 +213,16 @@ void Walker::resolve_shape_file(c::Geometry& g, const ::sdf::ElementPtr& el, ecs
   std::string why;
   if (uri->empty()) {
     why = "has no <uri>";
-  } else if (uri->starts_with("http://") || uri->starts_with("https://")) {
-    why =
-        "is a web (Fuel) URI; Kestrel never downloads: fetch the model and add its folder "
-        "to KESTREL_RESOURCE_PATH";
   } else {
     const Resolved r = resolve_uri(*uri, base, src_.search(), /*files_only=*/true);
     if (!r.file.empty()) {
       *path = r.file.string();
       return;
     }
+    if (r.web) why = "cannot be read: " + fuel::missing_advice(*uri, r.searched);
     // A candidate that exists but is no regular file (a FIFO, a device, a directory, a symlink
     // loop) is named with what it is: "not found" would send the user looking elsewhere.
-    for (const auto& p : r.searched) {
+    for (const auto& p : r.web ? std::vector<std::filesystem::path>{} : r.searched) {
       std::error_code ec;
       const bool there = std::filesystem::exists(std::filesystem::status(p, ec));
       if (!there && ec.value() != ELOOP) continue;
@@ -611,9 +611,12 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
                             bool is_static) {
   const Loc where = loc(l.Element());
   const Element* in = link ? link->child("inertial") : nullptr;
-  c::Inertial inertial{l.Inertial(), in != nullptr};
+  // A link converted from URDF has no SDF text: its mass is the URDF's (massless links were
+  // reported from the URDF itself, src/sdf/urdf.cc).
+  const bool from_urdf = !link && l.Element() && l.Element()->FilePath() == kUrdfSource;
+  c::Inertial inertial{l.Inertial(), in != nullptr || from_urdf};
   reg_.add<c::Inertial>(e, inertial);
-  if (is_static) return;  // static links never move: their mass is not used
+  if (is_static || from_urdf) return;  // static links never move: their mass is not used
   if (!in) {
     warning(where, e,
             "link '" + l.Name() +

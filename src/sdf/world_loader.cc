@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "kestrel/components/joint_mimic.h"
 #include "kestrel/components/model.h"
 #include "kestrel/core/interrupt.h"
 #include "kestrel/core/memory.h"
@@ -31,6 +32,7 @@
 namespace kestrel::sdf {
 
 namespace fs = std::filesystem;
+namespace c = kestrel::components;
 
 // ---- findings -----------------------------------------------------------------------------
 
@@ -709,6 +711,49 @@ void check_dom_memory(const detail::Sources& sources, const std::string& file,
   }
 }
 
+// URDF <mimic>s, which libsdformat 12's conversion drops, become the joint equality
+// constraints SDF 1.11 <mimic> becomes (components::JointMimics, reference 0): follower =
+// multiplier · leader + offset. The model is the world-level one its <include> names.
+void urdf_mimics(const detail::Sources& sources, ecs::Registry& registry, ecs::Entity world,
+                 WorldDescription& d) {
+  for (const auto& inc : sources.urdf_includes()) {
+    if (inc.robot.mimics.empty()) continue;
+    const std::string display = sources.display(inc.file);
+    const std::string name = inc.name.empty() ? inc.robot.name : inc.name;
+    const ecs::Entity model = registry.child_by_name(world, name);
+    for (const auto& m : inc.robot.mimics) {
+      if (model == ecs::kNullEntity || !registry.has<c::Model>(model)) {
+        d.findings.error(display, m.line, m.follower,
+                         "<mimic> of joint '" + m.follower + "': the URDF model '" + name +
+                             "' is not a model of the world (Kestrel restores URDF mimics of "
+                             "world-level <include>s only)");
+        continue;
+      }
+      const ecs::Entity follower = registry.child_by_name(model, m.follower);
+      const ecs::Entity leader = registry.child_by_name(model, m.leader);
+      for (const auto& [e, j] : {std::pair{follower, m.follower}, std::pair{leader, m.leader}}) {
+        if (e == ecs::kNullEntity || !registry.has<c::JointData>(e)) {
+          d.findings.error(display, m.line, registry.scoped_name(model),
+                           "<mimic> of joint '" + m.follower + "': joint '" + j +
+                               "' is not in the converted model (libsdformat's conversion "
+                               "left it out: see the errors about its links)");
+        }
+      }
+      if (follower == ecs::kNullEntity || leader == ecs::kNullEntity ||
+          !registry.has<c::JointData>(follower) || !registry.has<c::JointData>(leader)) {
+        continue;
+      }
+      c::JointMimic mimic;
+      mimic.leader = leader;
+      mimic.multiplier = m.multiplier;
+      mimic.offset = m.offset;
+      auto* mimics = registry.try_get<c::JointMimics>(follower);
+      if (!mimics) mimics = &registry.add<c::JointMimics>(follower);
+      mimics->data.push_back(mimic);
+    }
+  }
+}
+
 WorldDescription load(detail::Sources& sources, bool from_file, const std::string& text_or_path,
                       ecs::Registry& registry, ecs::Entity world) {
   WorldDescription d;
@@ -750,6 +795,7 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
   }
   detail::Walker walker(registry, sources, d);
   walker.world(*root.WorldByIndex(0), world);
+  urdf_mimics(sources, registry, world, d);
   sdformat_errors(errors, sources, walker, d);
   console_findings(console, sources, d);
   spawn_instances(instances, sources, base_dir, walker, registry, world, d);
@@ -767,7 +813,9 @@ WorldDescription load_world_file(const fs::path& path, ecs::Registry& registry, 
   sources.add_world_file(path, prescan);
   const auto root = sources.root(sources.files().front());
   WorldDescription d;
-  if (options.model_as_world && root && root->has("model") && !root->has("world")) {
+  // A URDF file is a model (a <robot>): it always runs and checks in an empty world.
+  const bool urdf = root && root->name() == "robot";
+  if (urdf || (options.model_as_world && root && root->has("model") && !root->has("world"))) {
     // A model in a models folder includes its siblings (PX4's x500 includes model://x500_base):
     // that folder is searched last.
     auto search = sources.search();
@@ -777,7 +825,8 @@ WorldDescription load_world_file(const fs::path& path, ecs::Registry& registry, 
     prescan = {};
     wrapped.add_model_as_world(path, prescan);
     d = load(wrapped, false, path.string(), registry, world);
-    d.model_file_of = root->child("model")->attribute("name").value_or("");
+    d.model_file_of = urdf ? root->attribute("name").value_or("")
+                           : root->child("model")->attribute("name").value_or("");
   } else {
     d = load(sources, true, path.string(), registry, world);
   }

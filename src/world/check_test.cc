@@ -144,9 +144,6 @@ TEST_F(CheckTest, UnusableInputExitsTwo) {
       {"type.sdf", "<sdf version='1.9'><world name='w'><gravity>down</gravity></world></sdf>",
        "type.sdf:1: cannot parse SDF: Unable to set value [down ] for key[gravity]"},
       {"no_sdf.sdf", "<world name='w'/>", "expected <sdf> as the root element, found <world>"},
-      {"robot.urdf",
-       "<robot name='r'><joint name='j' type='revolute'><mimic joint='k'/></joint></robot>",
-       "a URDF file (<robot>): Kestrel reads SDF only"},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(run(write(c.name, c.text)), 2) << c.name << ": " << out_.str() << err_.str();
@@ -157,6 +154,37 @@ TEST_F(CheckTest, UnusableInputExitsTwo) {
   EXPECT_THAT(err_.str(), HasSubstr("missing.sdf: file does not exist"));
   EXPECT_EQ(run(dir_), 2);
   EXPECT_THAT(err_.str(), HasSubstr("found a directory"));
+}
+
+// URDF is checked (and run) directly as a model in an empty world; what libsdformat 12's
+// conversion drops without a word is an error (or, for effort="0", a warning) at its line of
+// the URDF (test/worlds/urdf_traps.urdf and urdf_massless_root.urdf, one trap each).
+TEST_F(CheckTest, UrdfTrapsAreReportedAtTheirLines) {
+  const fs::path worlds = fs::path(KESTREL_SOURCE_DIR) / "test/worlds";
+  EXPECT_EQ(run(worlds / "urdf_gripper.urdf"), 0) << out_.str() << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("model 'gripper' (checked in an empty world)"));
+
+  const std::string traps = (worlds / "urdf_traps.urdf").string();
+  EXPECT_EQ(run(traps), 1) << out_.str() << err_.str();
+  const std::string out = out_.str();
+  EXPECT_THAT(
+      out, HasSubstr(traps + ":11: [traps::arm] link 'arm' has no <inertial>: libsdformat's URDF "
+                             "conversion leaves it out with its joint 'shoulder' and the "
+                             "1 link below it (tip); give it an <inertial>"));
+  EXPECT_THAT(out,
+              HasSubstr(traps + ":22: [traps::sensor_mount] link 'sensor_mount' has mass 0 (nor "
+                                "the links fixed to it: sensor)"));
+  EXPECT_THAT(out, HasSubstr(traps + ":33: [traps::flap_hinge] joint 'flap_hinge' has <limit "
+                                     "effort=\"0\">"));
+  EXPECT_THAT(out,
+              HasSubstr(traps + ":40: [traps::flap2_hinge] <mimic joint='no_such_joint'> of joint "
+                                "'flap2_hinge': the robot has no joint 'no_such_joint'"));
+
+  const std::string root = (worlds / "urdf_massless_root.urdf").string();
+  EXPECT_EQ(run(root), 1) << out_.str() << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr(root + ":5: [rootless::base_link] root link 'base_link' has no "
+                                           "<inertial>: libsdformat's URDF conversion leaves it "
+                                           "out and the 1 link below it (wheel)"));
 }
 
 TEST_F(CheckTest, RecursiveIncludeExitsTwo) {
