@@ -23,6 +23,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/core/interrupt.h"
 #include "kestrel/core/memory.h"
+#include "kestrel/fuel/fuel.h"
 #include "kestrel/sdf/world_loader.h"
 #include "resource.h"
 #include "sources.h"
@@ -781,6 +782,14 @@ WorldDescription load(detail::Sources& sources, bool from_file, const std::strin
   throw_if_unusable(errors, d.file, console, sources);
   throw_if_interrupted("loading " + d.file);
   if (root.WorldCount() == 0) {
+    // A Fuel model an included file includes, not in the cache, costs libsdformat the whole
+    // world ("Unable to find uri"): the error is the pre-scan's, with its fetch command.
+    for (const auto& uri : sources.unresolved_uris()) {
+      if (fuel::is_web_uri(uri)) {
+        throw UnreadableWorld(d.file, "cannot resolve <include> '" + uri + "': " +
+                                          fuel::missing_advice(uri, fuel::cache_paths()));
+      }
+    }
     std::string why =
         root.Model() ? "it describes a model, not a world (`kestrel check` checks a model file in "
                        "an empty world)"

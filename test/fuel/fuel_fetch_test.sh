@@ -50,6 +50,18 @@ contains "missing model names ~/.ignition/fuel" "$tmp/out" "$HOME/.ignition/fuel
 contains "missing model says how to fetch" "$tmp/out" "kestrel fetch '$url'"
 expect 1 "run before fetch" "$kestrel" run "$tmp/w.sdf" --iterations 10 --no-transport
 contains "run names the fetch command" "$tmp/err" "kestrel fetch '$url'"
+# A model that includes it: the same error, at the <include>.
+mkdir -p "$tmp/wrapper"
+printf '<?xml version="1.0"?>\n<sdf version="1.9"><model name="wrapper"><include><uri>%s</uri></include></model></sdf>\n' \
+  "$url" >"$tmp/wrapper/model.sdf"
+expect 1 "model including a missing Fuel model" "$kestrel" check "$tmp/wrapper/model.sdf"
+contains "that model's error says how to fetch" "$tmp/out" "kestrel fetch '$url'"
+# A model file that is only an <include> of a Fuel model (PX4's atmos): libsdformat loses the
+# whole file over it (exit 2); the error is still the cache's, with the fetch command.
+printf '<?xml version="1.0"?>\n<sdf version="1.9"><include><uri>%s</uri></include></sdf>\n' \
+  "$url" >"$tmp/alias.sdf"
+expect 2 "a file that only includes a missing Fuel model" "$kestrel" check "$tmp/alias.sdf"
+contains "its error says how to fetch" "$tmp/err" "kestrel fetch '$url'"
 [ ! -e "$tmp/requests" ] || { echo "FAIL: a run or check contacted the server"; fails=$((fails+1)); }
 
 expect 1 "fetch of a model the server lacks" "$kestrel" fetch "${url%test_box}no_such_model"
@@ -74,6 +86,8 @@ z=$(awk -F, '$2 == "box" { z = $5 } END { print z }' "$tmp/t.csv")
 awk -v z="$z" 'BEGIN { exit !(z > 0.095 && z < 0.105) }' ||
   { echo "FAIL: the fetched box rests at z = '$z', expected 0.1 +- 0.005"; fails=$((fails+1)); }
 echo "box at rest: z = $z"
+
+expect 0 "model including the fetched Fuel model" "$kestrel" check "$tmp/wrapper/model.sdf"
 
 # model://test_box (as Gazebo worlds name a Fuel model they expect in the cache) resolves too.
 sed "s|$url|model://test_box|" "$tmp/w.sdf" >"$tmp/w2.sdf"
