@@ -30,6 +30,14 @@ expect 2 "malformed world" "$kestrel" run "$tmp/bad.sdf"
 expect 0 "demo runs" "$kestrel" run "$src/worlds/demo.sdf" --iterations 200 --rtf 0
 contains "summary" "$tmp/out" "finished after 200 iterations: sim time 0.200 s"
 contains "models listed" "$tmp/out" "demo::box"
+# A URDF runs directly (as a model in an empty world); one whose conversion would drop links
+# does not run (src/sdf/README.md, "URDF").
+expect 0 "urdf runs" "$kestrel" run "$src/test/worlds/urdf_gripper.urdf" --iterations 100 --rtf 0 \
+  --no-transport
+contains "urdf model listed" "$tmp/out" "empty::gripper"
+expect 1 "urdf traps stop the run" "$kestrel" run "$src/test/worlds/urdf_traps.urdf" \
+  --iterations 10 --no-transport
+contains "urdf trap named" "$tmp/err" "urdf_traps.urdf:11: [traps::arm] link 'arm' has no <inertial>"
 expect 0 "quiet" "$kestrel" run "$src/worlds/demo.sdf" --iterations 10 --quiet
 [ ! -s "$tmp/out" ] || { echo "FAIL: --quiet printed output"; fails=$((fails+1)); }
 
