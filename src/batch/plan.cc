@@ -83,7 +83,7 @@ struct Reader {
     }
     const auto it = n.begin();
     const std::string form = it->first.Scalar();
-    const YAML::Node& arg = it->second;
+    const YAML::Node arg = it->second;  // a copy: the iterator's value is a temporary
     if (form == "uniform") {
       d.kind = Distribution::Kind::kUniform;
       std::tie(d.a, d.b) = pair(arg, key + ".uniform");
@@ -167,7 +167,7 @@ Plan parse_plan(const std::string& text, const std::string& file) {
                                     key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
     }
     if (!seen.insert(key).second) rd.fail(kv.first, "'" + key + "' given twice");
-    const YAML::Node& v = kv.second;
+    const YAML::Node v = kv.second;
     if (key == "world") {
       if (!v.IsScalar() || v.Scalar().empty())
         rd.fail(v, "world: expected a file, found " + describe(v));
