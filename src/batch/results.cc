@@ -152,13 +152,21 @@ RunResult RunResult::from_json(const std::string& text) {
 Database::Database(const std::filesystem::path& file, const std::optional<std::string>& plan_file,
                    const std::optional<std::string>& plan_text)
     : file_(file) {
-  if (sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
-    fail("cannot open");
+  // A constructor that throws runs no destructor: the connection is closed here then (SQLite
+  // allocates it even when the open fails).
+  try {
+    if (sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        nullptr) != SQLITE_OK) {
+      fail("cannot open");
+    }
+    sqlite3_busy_timeout(db_, 30000);
+    exec(kSchema);
+    if (plan_text) set_plan(plan_file.value_or(""), *plan_text);
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
   }
-  sqlite3_busy_timeout(db_, 30000);
-  exec(kSchema);
-  if (plan_text) set_plan(plan_file.value_or(""), *plan_text);
 }
 
 Database::~Database() { sqlite3_close(db_); }
