@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <string_view>
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/world.h"
@@ -77,6 +79,40 @@ void apply_values(std::span<const Value> values, ecs::Registry& r, ecs::Entity w
     ey = w.Y() / h0;
   }
   w.Set(ex * h, ey * h, w.Z());
+}
+
+std::span<const std::string_view> wind_readers() {
+  // Every system that reads components::Wind, directly or through systems::air_velocity().
+  static constexpr std::string_view kReaders[] = {
+      "WindEffects",       "MulticopterMotorModel", "AirSpeed",        "Px4Bridge",
+      "Px4AirSpeed",       "LiftDrag",              "AdvancedLiftDrag", "GenericMotorModel",
+      "ParachuteSystem",   "FixedWingControl",      "FixedWingMission",
+  };
+  return kReaders;
+}
+
+void apply_values(std::span<const Value> values, sim::Runner& runner) {
+  const auto wind = std::find_if(values.begin(), values.end(), [](const Value& v) {
+    return v.key == "wind_speed" || v.key == "wind_direction";
+  });
+  if (wind != values.end()) {
+    const auto& systems = runner.systems();
+    const bool read = std::any_of(systems.begin(), systems.end(), [](const sim::SystemEntry& s) {
+      if (!s.active || !s.name.starts_with("kestrel::systems::")) return false;
+      const std::string_view name = std::string_view(s.name).substr(18);
+      const auto readers = wind_readers();
+      return std::find(readers.begin(), readers.end(), name) != readers.end();
+    });
+    if (!read) {
+      std::string names;
+      for (const std::string_view n : wind_readers()) names += (names.empty() ? "" : ", ") + std::string(n);
+      throw Error(wind->where,
+                  fmt::format("{}: the world has no system that reads its wind (one of {}): every "
+                              "run would fly in the same air",
+                              wind->key, names));
+    }
+  }
+  apply_values(values, runner.registry(), runner.world());
 }
 
 }  // namespace kestrel::batch

@@ -187,6 +187,29 @@ TEST(Apply, WindWithoutAWorldWindComesFromTheNorthUnlessADirectionIsGiven) {
   EXPECT_EQ(f.r.get<components::Wind>(f.world).linear_velocity, ignition::math::Vector3d(0, -2, 0));
 }
 
+// A wind drawn for a world where nothing reads it would give every run the same flight: refused
+// at the plan's line, naming the systems that would read it; accepted once one of them runs.
+TEST(Apply, WindNeedsASystemThatReadsIt) {
+  sim::Runner runner;
+  const std::vector<Value> v{{"wind_direction", 30, "p.yaml:6"}};
+  try {
+    apply_values(v, runner);
+    FAIL() << "a wind without a reader was applied";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("p.yaml:6: wind_direction: the world has no system that "
+                                    "reads its wind (one of WindEffects, MulticopterMotorModel"));
+  }
+  EXPECT_FALSE(runner.registry().has<components::Wind>(runner.world())) << "nothing applied";
+  // Mass alone needs no wind reader (and names its missing link as before).
+  EXPECT_THROW(apply_values(std::vector<Value>{{"mass/x3/base_link", 1, "p.yaml:7"}}, runner),
+               Error);
+  runner.add_system(std::make_unique<System>(), runner.world(), nullptr,
+                    "kestrel::systems::WindEffects", "test");
+  apply_values(v, runner);
+  EXPECT_NEAR(runner.registry().get<components::Wind>(runner.world()).linear_velocity.Y(), 0,
+              1e-12);
+}
+
 TEST(Apply, MassScalesTheInertiaAndNamesAMissingLink) {
   Fixture f;
   apply_values(std::vector<Value>{{"mass/x3/base_link", 3, "p:1"}}, f.r, f.world);

@@ -53,7 +53,7 @@ batch::RunResult run_world(const batch::Plan& plan, const batch::RunSpec& spec) 
   ws.rtf = 0;
   ws.render_threads = 1;
   ws.before_configure = [&spec](sim::Runner& r) {
-    batch::apply_values(spec.values, r.registry(), r.world());
+    batch::apply_values(spec.values, r);
   };
   batch::RunResult res;
   const auto t_load = std::chrono::steady_clock::now();
@@ -164,7 +164,7 @@ int run_batch(const BatchArgs& a) {
           ws.transport = false;
           ws.quiet = true;
           ws.before_configure = [&s](sim::Runner& r) {
-            batch::apply_values(s.values, r.registry(), r.world());
+            batch::apply_values(s.values, r);
           };
           const auto loaded = load_world(ws);  // configured: the world can run
           batch::RunResult r;

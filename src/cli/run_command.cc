@@ -126,7 +126,7 @@ int run(const RunArgs& a) {
   }
   if (!values.empty()) {
     ws.before_configure = [values](sim::Runner& r) {
-      batch::apply_values(values, r.registry(), r.world());
+      batch::apply_values(values, r);
     };
   }
   a.shared.apply(ws);

@@ -7,6 +7,7 @@
 
 #include "kestrel/batch/plan.h"
 #include "kestrel/ecs/registry.h"
+#include "kestrel/sim/runner.h"
 
 namespace kestrel::batch {
 
@@ -19,5 +20,14 @@ namespace kestrel::batch {
 ///   shape and mass distribution).
 /// @throws Error(value.where, ...) for a value out of range or a model or link not in the world.
 void apply_values(std::span<const Value> values, ecs::Registry& registry, ecs::Entity world);
+
+/// The systems that read the world's wind (components::Wind), by their built-in names: a wind
+/// drawn for a world with none of them would change nothing, silently.
+std::span<const std::string_view> wind_readers();
+
+/// apply_values() on the runner's world, after checking that a wind_speed or wind_direction has
+/// a reader among the runner's active systems.
+/// @throws Error(value.where, ...) naming the systems that read the wind, for a world without any.
+void apply_values(std::span<const Value> values, sim::Runner& runner);
 
 }  // namespace kestrel::batch
