@@ -125,7 +125,14 @@ TEST(Plan, BadPlansNameFileLineAndWhatWasExpected) {
   EXPECT_THAT(error_of(plan_text("  wind_speed: [1]\n  wind_speed: [2]\n")),
               HasSubstr("p.yaml:6:3: 'wind_speed' given twice"));
   EXPECT_THAT(error_of("world: " + kWorld + "\nruns: 2\ntimeout: 0\n"),
-              HasSubstr("p.yaml:3:10: timeout: expected > 0 s"));
+              HasSubstr("p.yaml:3:10: timeout: expected a time from 1 ns"));
+  // Times the clock cannot hold (kestrel run --duration refuses them too), not "no limit".
+  EXPECT_THAT(error_of("world: " + kWorld + "\nruns: 2\nduration: 1e10\n"),
+              HasSubstr("p.yaml:3:11: duration: expected a time from 1 ns to 9223372036"));
+  EXPECT_THAT(error_of("world: " + kWorld + "\nruns: 2\nduration: 1e-10\n"),
+              HasSubstr("p.yaml:3:11: duration: expected a time from 1 ns"));
+  EXPECT_THAT(error_of("world: " + kWorld + "\nruns: 2\ntimeout: 1e10\n"),
+              HasSubstr("p.yaml:3:10: timeout: expected a time"));
 }
 
 TEST(Plan, SetParsesKeyAndValue) {
@@ -190,7 +197,7 @@ TEST(Apply, WindWithoutAWorldWindComesFromTheNorthUnlessADirectionIsGiven) {
 // A wind drawn for a world where nothing reads it would give every run the same flight: refused
 // at the plan's line, naming the systems that would read it; accepted once one of them runs.
 TEST(Apply, WindNeedsASystemThatReadsIt) {
-  sim::Runner runner;
+  sim::Runner runner{sim::Runner::Options{}};
   const std::vector<Value> v{{"wind_direction", 30, "p.yaml:6"}};
   try {
     apply_values(v, runner);
@@ -295,6 +302,30 @@ TEST(Database, RowsRoundTripAndAnotherPlanIsRefused) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("holds the results of another plan (a.yaml"));
   }
+  fs::remove_all(dir);
+}
+
+// The plan's runs not in the database (a shard not merged): what merge and report name.
+TEST(Database, MissingRunsAreThePlansRunsNotPresent) {
+  const fs::path dir = fs::temp_directory_path() / ("kestrel_batch_miss_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Database db(dir / "r.sqlite", "a.yaml", "plan A");
+  EXPECT_FALSE(db.missing()) << "no run count recorded: unknown, not 'none missing'";
+  db.set_meta("runs", "5");
+  for (std::uint64_t k : {0, 2, 3}) {
+    RunResult r;
+    r.run_id = k;
+    r.outcome = "completed";
+    db.insert(r);
+  }
+  EXPECT_EQ(db.missing(), (std::vector<std::uint64_t>{1, 4}));
+  db.set_meta("runs", "five");
+  EXPECT_THROW(db.missing(), Error);
+  std::vector<std::uint64_t> many(25);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = i;
+  EXPECT_EQ(id_list({1, 4}), "1, 4");
+  EXPECT_THAT(id_list(many), HasSubstr("18, 19 and 5 more"));
   fs::remove_all(dir);
 }
 

@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -45,9 +47,12 @@ struct Child {
 
 // In the child: never returns.
 [[noreturn]] void child_main(const RunSpec& spec, int fd, const ExecuteOptions& o,
-                             const RunOne& run_one, const sigset_t& old_mask) {
+                             const RunOne& run_one, const sigset_t& old_mask, pid_t parent) {
   // Its own process group: a terminal's ^C reaches the batch, which stops the children.
   setpgid(0, 0);
+  // A batch killed outright (SIGKILL, the OOM killer) takes its runs with it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   const auto log = o.log_dir / fmt::format("run-{}.log", spec.run_id);
   const int out =
@@ -146,9 +151,12 @@ void execute(const std::vector<RunSpec>& runs, const ExecuteOptions& o, const Ru
   for (const auto& r : runs) pending.push_back(&r);
   std::map<pid_t, Child> active;
   const auto t0 = Clock::now();
+  const pid_t parent = getpid();
   std::size_t finished = 0;
-  const auto timeout =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  // Capped at 1e9 s (31 years: no limit in practice) so that start + timeout cannot overflow
+  // steady_clock's integer nanoseconds.
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::min(o.timeout_s, 1e9)));
 
   auto reap = [&](pid_t pid, RunResult r, bool killed) {
     Child& c = active.at(pid);
@@ -160,20 +168,27 @@ void execute(const std::vector<RunSpec>& runs, const ExecuteOptions& o, const Ru
     const double wall = std::chrono::duration<double>(Clock::now() - c.start).count();
     if (!killed) {
       const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      // Where the run's output went: its log, or (the plan check) this process's terminal.
+      const std::string output =
+          o.log_dir.empty()
+              ? std::string("its output is above")
+              : "see " + (o.log_dir / fmt::format("run-{}.log", c.spec.run_id)).string();
+      const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
       if (clean && !c.received.empty()) {
         r = RunResult::from_json(c.received);
-      } else if (WIFSIGNALED(status)) {
-        r = unfinished(
-            c, "crashed",
-            fmt::format("killed by signal {} ({}); see {}", WTERMSIG(status),
-                        strsignal(WTERMSIG(status)),
-                        (o.log_dir / fmt::format("run-{}.log", c.spec.run_id)).string()));
+      } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+        // Stopped from outside (Slurm's scancel or time limit signals every process of the
+        // job): an interruption, not a crash: no row, so that a resume runs it again.
+        const std::string during = fmt::format("run {}", c.spec.run_id);
+        active.erase(pid);
+        throw Interrupted(sig, during);
+      } else if (sig != 0) {
+        r = unfinished(c, "crashed",
+                       fmt::format("killed by signal {} ({}); {}", sig, strsignal(sig), output));
       } else {
-        r = unfinished(
-            c, "crashed",
-            fmt::format("exited with code {} without a result; see {}",
-                        WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                        (o.log_dir / fmt::format("run-{}.log", c.spec.run_id)).string()));
+        r = unfinished(c, "crashed",
+                       fmt::format("exited with code {} without a result; {}",
+                                   WIFEXITED(status) ? WEXITSTATUS(status) : -1, output));
       }
     }
     r.wall_time_s = wall;
@@ -202,7 +217,7 @@ void execute(const std::vector<RunSpec>& runs, const ExecuteOptions& o, const Ru
         if (pid < 0) throw Error(std::string("fork: ") + std::strerror(errno));
         if (pid == 0) {
           ::close(fds[0]);
-          child_main(spec, fds[1], o, run_one, old_mask);
+          child_main(spec, fds[1], o, run_one, old_mask, parent);
         }
         ::close(fds[1]);
         active.emplace(pid, Child{spec, fds[0], Clock::now(), {}});

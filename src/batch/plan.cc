@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "kestrel/core/text.h"
+#include "kestrel/core/time.h"
 #include "sensors/noise/noise.h"
 
 namespace kestrel::batch {
@@ -182,13 +183,19 @@ Plan parse_plan(const std::string& text, const std::string& file) {
     } else if (key == "seed") {
       p.seed = rd.count(v, "seed", 0);
     } else if (key == "duration") {
+      // As `kestrel run --duration` (the replay command) takes it: a time the clock can hold.
       p.duration_s = rd.number(v, "duration");
-      if (!(*p.duration_s > 0))
-        rd.fail(v, fmt::format("duration: expected > 0 s, found {}", *p.duration_s));
+      if (!checked_seconds(*p.duration_s, true)) {
+        rd.fail(v, fmt::format("duration: expected a time {}, found {} s", seconds_range(true),
+                               *p.duration_s));
+      }
     } else if (key == "timeout") {
+      // A wall-clock limit on steady_clock's integer nanoseconds: it must not overflow them.
       p.timeout_s = rd.number(v, "timeout");
-      if (!(p.timeout_s > 0))
-        rd.fail(v, fmt::format("timeout: expected > 0 s, found {}", p.timeout_s));
+      if (!checked_seconds(p.timeout_s, true)) {
+        rd.fail(v, fmt::format("timeout: expected a time {}, found {} s", seconds_range(true),
+                               p.timeout_s));
+      }
     } else {  // vary
       if (v.IsNull()) continue;
       if (!v.IsMap()) rd.fail(v, "vary: expected a mapping of parameters, found " + describe(v));

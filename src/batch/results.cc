@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 namespace kestrel::batch {
@@ -189,7 +190,10 @@ std::string Database::meta(const char* key) const {
   Statement s(db_, "SELECT value FROM batch WHERE key = ?");
   if (!s) fail("reading the plan");
   sqlite3_bind_text(s.get(), 1, key, -1, SQLITE_STATIC);
-  return sqlite3_step(s.get()) == SQLITE_ROW ? text(s.get(), 0) : "";
+  const int rc = sqlite3_step(s.get());
+  if (rc == SQLITE_ROW) return text(s.get(), 0);
+  if (rc != SQLITE_DONE) fail("reading table batch");  // busy, corrupt: never "no plan"
+  return "";
 }
 
 std::string Database::plan_text() const { return meta("plan"); }
@@ -227,6 +231,32 @@ std::set<std::uint64_t> Database::done() const {
   }
   if (rc != SQLITE_DONE) fail("reading runs");
   return ids;
+}
+
+std::string id_list(const std::vector<std::uint64_t>& ids) {
+  constexpr std::size_t kShown = 20;
+  std::string s;
+  for (std::size_t i = 0; i < ids.size() && i < kShown; ++i) {
+    s += (i ? ", " : "") + std::to_string(ids[i]);
+  }
+  if (ids.size() > kShown) s += fmt::format(" and {} more", ids.size() - kShown);
+  return s;
+}
+
+std::optional<std::vector<std::uint64_t>> Database::missing() const {
+  const std::string runs = meta("runs");
+  if (runs.empty()) return std::nullopt;
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(runs.data(), runs.data() + runs.size(), n);
+  if (ec != std::errc() || end != runs.data() + runs.size()) {
+    fail("table batch: runs is '" + runs + "', not a count");
+  }
+  const auto have = done();
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    if (!have.count(k)) out.push_back(k);
+  }
+  return out;
 }
 
 void Database::insert(const RunResult& r) {

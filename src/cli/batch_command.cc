@@ -191,6 +191,7 @@ int run_batch(const BatchArgs& a) {
     throw UsageError(e.what());
   }
   batch::Database& db = *opened;
+  db.set_meta("runs", std::to_string(plan.runs));  // what merge and report count missing runs by
   // What replays a run (the report prints it with the run's --seed and --set values).
   db.set_meta("replay",
               fmt::format("kestrel run {} --no-transport --rtf 0{}", plan.world.string(),
@@ -291,6 +292,7 @@ int run_merge(const MergeArgs& a) {
       throw UsageError("batch merge: " + file.string() + " holds no plan");
     out.set_plan(in.plan_file(), in.plan_text());
     out.set_meta("replay", in.meta("replay"));
+    out.set_meta("runs", in.meta("runs"));
     std::map<std::uint64_t, batch::RunResult> have;
     for (auto& r : out.rows()) have.emplace(r.run_id, std::move(r));
     for (const auto& r : in.rows()) {
@@ -311,6 +313,11 @@ int run_merge(const MergeArgs& a) {
   std::printf("kestrel batch merge: %s from %s into %s (%s already there)\n",
               counted(added, "run").c_str(), counted(sources.size(), "database").c_str(),
               out.file().c_str(), counted(present, "run").c_str());
+  if (const auto missing = out.missing(); missing && !missing->empty()) {
+    std::printf("kestrel batch merge: %s of the plan's %s still missing: %s\n",
+                counted(missing->size(), "run").c_str(), out.meta("runs").c_str(),
+                batch::id_list(*missing).c_str());
+  }
   return 0;
 }
 

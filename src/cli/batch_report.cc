@@ -140,6 +140,13 @@ int run_report(const ReportArgs& a) {
        "svg text{font-size:11px}.bad{color:#b00}</style></head><body>\n";
   h += fmt::format("<h1>kestrel batch report</h1><p>{} ({}): {} runs</p>\n", esc(db.plan_file()),
                    esc(file.string()), rows.size());
+  // The rates and percentiles below are over the rows present: say so when the plan has more.
+  if (const auto missing = db.missing(); missing && !missing->empty()) {
+    h += fmt::format(
+        "<p class=\"bad\">{} of the plan's {} runs are missing (not run yet, or a shard not "
+        "merged): {}. Every figure below is over the {} present.</p>\n",
+        missing->size(), esc(db.meta("runs")), esc(batch::id_list(*missing)), rows.size());
+  }
   h += fmt::format("<h2>Success rate: {:.1f} %</h2><table><tr>", 100 * rate);
   for (const char* o : batch::kOutcomes) h += fmt::format("<th>{}</th>", o);
   h += "</tr><tr>";

@@ -75,6 +75,14 @@ same "-j 1 and -j 2 give the same rows" j1/results.sqlite j2/results.sqlite
 
 expect 0 "shard 0/2" "$kestrel" batch plan.yaml --out s0 --shard 0/2 -j 1
 contains "shard 0/2 runs two" "$tmp/out" "2 runs of plan.yaml (shard 0/2 from --shard)"
+# A shard alone: the merge and the report name the plan's runs that are missing.
+expect 0 "merge s0 alone" "$kestrel" batch merge half s0
+contains "merge names the missing runs" "$tmp/out" "2 runs of the plan's 4 still missing: 1, 3"
+expect 0 "report of half the runs" "$kestrel" batch report half
+contains "report names the missing runs" half/report.html \
+  "2 of the plan's 4 runs are missing (not run yet, or a shard not merged): 1, 3."
+if grep -q "are missing" j1/report.html; then
+  echo "FAIL: a complete batch's report says runs are missing"; fails=$((fails+1)); fi
 expect 0 "shard 1/2" "$kestrel" batch plan.yaml --out s1 --shard 1/2 -j 1
 expect 0 "merge s0 s1" "$kestrel" batch merge merged s0 s1
 contains "merge counts" "$tmp/out" "4 runs from 2 databases into merged/results.sqlite"
@@ -135,7 +143,8 @@ wait $batch
 sql crash/results.sqlite "SELECT outcome, message FROM runs" >rows
 contains "crashed" rows "crashed|killed by signal 6 (Aborted); see crash/logs/run-0.log"
 
-# SIGINT stops the batch: exit 130, no child left running, the finished runs kept.
+# SIGINT stops the batch: exit 130, no child left running, the message says the finished runs
+# are kept (resume, above, shows that they are).
 start_long int
 kill -INT $batch
 wait $batch
@@ -146,6 +155,33 @@ for k in $kids; do
   kill -0 "$k" 2>/dev/null && { echo "FAIL: child $k still running"; fails=$((fails+1)); }
 done
 contains "interrupted" "$tmp/int.err" "stopped by signal 2: the runs finished before it are in int/results.sqlite"
+
+# A run stopped from outside (scancel signals every process of the job with SIGTERM) is an
+# interruption, not a crash: exit 128 + 15 and no row, so that a resume runs it again.
+start_long term
+kill -TERM $kids
+wait $batch
+code=$?
+if [ $code -eq 143 ]; then echo "ok: a run's SIGTERM stops the batch with 143"; else
+  echo "FAIL: a run's SIGTERM: exit $code, expected 143"; fails=$((fails+1)); fi
+n=$(sql term/results.sqlite "SELECT count(*) FROM runs")
+if [ "$n" = 0 ]; then echo "ok: the interrupted run has no row"; else
+  echo "FAIL: the interrupted run left $n row(s)"; fails=$((fails+1)); fi
+contains "interrupted by a run's signal" "$tmp/term.err" "stopped by signal 15"
+
+# A batch killed outright (SIGKILL: no chance to stop its children) takes its runs with it.
+start_long kill
+kill -KILL $batch
+wait $batch 2>/dev/null
+gone=0
+for _ in $(seq 50); do
+  alive=0
+  for k in $kids; do kill -0 "$k" 2>/dev/null && alive=1; done
+  [ $alive -eq 0 ] && { gone=1; break; }
+  sleep 0.1
+done
+if [ $gone -eq 1 ]; then echo "ok: the runs die with a SIGKILLed batch"; else
+  echo "FAIL: runs outlive a SIGKILLed batch"; fails=$((fails+1)); kill -KILL $kids; fi
 
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "all batch checks passed"

@@ -44,6 +44,9 @@ struct RunResult {
 /// The outcomes, in the order reports list them.
 inline constexpr const char* kOutcomes[] = {"completed", "failed", "crashed", "timed_out"};
 
+/// "0, 3, 7" — at most 20 ids, then "and N more".
+std::string id_list(const std::vector<std::uint64_t>& ids);
+
 class Database {
  public:
   /// Opens (creating if needed) `file`. With `plan_text`, a new database records it and an
@@ -66,6 +69,9 @@ class Database {
   void set_meta(const char* key, const std::string& value);
   /// run_ids present.
   std::set<std::uint64_t> done() const;
+  /// The plan's run_ids not present (the plan's run count is the `runs` value of table batch;
+  /// nullopt when it was never recorded).
+  std::optional<std::vector<std::uint64_t>> missing() const;
   /// Inserts one row (one transaction). @throws Error if run_id is present.
   void insert(const RunResult& r);
   /// Every row by run_id.
