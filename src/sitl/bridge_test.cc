@@ -1341,7 +1341,12 @@ TEST(RflySimBridge, PositionModeFliesTowardsTheTargetAndWithoutAControllerIsRefu
 
 TEST(RflySimBridge, CommandLineAttachmentsTheWorldCannotTakeAreUsageErrors) {
   auto r = make_world();
-  expect_error([&] { attach_rflysim(*r, "quad:0"); }, "CopterID 0 does not exist");
+  // IDs 1..10000 (the bridge's copter_id range), 1 without ":ID".
+  for (const char* bad : {"quad:0", "quad:10001", "quad:x"}) {
+    expect_error([&] { attach_rflysim(*r, bad); },
+                 "is not an ID number (expected MODEL[:ID] with ID 1..10000, e.g. x500:2, or "
+                 "MODEL alone for 1)");
+  }
   expect_error([&] { attach_rflysim(*r, "nope"); }, "no model 'nope' (its models: quad)");
   expect_error([&] { attach_rflysim(*r, "quad:2"); }, "has no MulticopterMotorModel");
   add_stand_in(*r, r->registry().child_by_name(r->world(), "quad"), "MulticopterMotorModel");
@@ -1350,6 +1355,19 @@ TEST(RflySimBridge, CommandLineAttachmentsTheWorldCannotTakeAreUsageErrors) {
   add_stand_in(*r, add_model(*r, "other"), "MulticopterMotorModel");
   expect_error([&] { attach_rflysim(*r, "other:1"); }, "CopterID 1 is already model 'w::quad'");
   attach_rflysim(*r, "other:2");
+  // One source of commands per model: not beside an autopilot or a mission, either way round.
+  expect_error([&] { attach_bridge(*r, Autopilot::kPx4, {"other", 0}); },
+               "model 'w::other' is already flown by RflySim (from --rflysim other:2)");
+  const ecs::Entity flown = add_model(*r, "flown");
+  add_stand_in(*r, flown, "MulticopterMotorModel");
+  add_stand_in(*r, flown, "Px4Bridge", "w.sdf:9");
+  expect_error([&] { attach_rflysim(*r, "flown:5"); },
+               "model 'w::flown' is already commanded by Px4Bridge (from w.sdf:9)");
+  const ecs::Entity mission = add_model(*r, "mission");
+  add_stand_in(*r, mission, "MulticopterMotorModel");
+  add_stand_in(*r, mission, "MulticopterMission", "w.sdf:12");
+  expect_error([&] { attach_rflysim(*r, "mission:6"); },
+               "model 'w::mission' is already commanded by MulticopterMission (from w.sdf:12)");
 }
 
 }  // namespace

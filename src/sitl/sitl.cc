@@ -70,6 +70,11 @@ void check_attachable(const sim::Runner& runner, ecs::Entity model, const std::s
   std::size_t motors = 0;
   std::string nested;  // a model below with rotors of its own
   for (const auto& s : runner.systems()) {
+    if (s.entity == model && s.name == kRflySimName) {
+      throw AttachError(fmt::format("{}: model '{}' is already flown by RflySim (from {}): one "
+                                    "source of commands per model",
+                                    arg, name, s.origin));
+    }
     if (s.entity == model && (s.name == kPx4Name || s.name == kArduPilotName)) {
       throw AttachError(
           s.name == system && s.origin.starts_with(flag + " ")
@@ -172,38 +177,47 @@ int default_port(Autopilot autopilot, unsigned instance) {
   return autopilot == Autopilot::kPx4 ? 4560 + i : 9002 + 10 * i;
 }
 
-AttachSpec parse_attach_spec(const std::string& text, const std::string& flag) {
+namespace {
+
+// "MODEL[:N]" with N in [lo, hi] (`absent` without ":N"); `noun` names N in messages.
+AttachSpec parse_spec(const std::string& text, const std::string& flag, const char* noun,
+                      unsigned lo, unsigned hi, unsigned absent) {
   AttachSpec s;
   const auto colon = text.rfind(':');
   // "world::model" contains colons too: only a final ":N" (one colon) is an instance.
   const bool has_instance = colon != std::string::npos && (colon == 0 || text[colon - 1] != ':') &&
                             (colon + 1 == text.size() || text[colon + 1] != ':');
+  const std::string expected =
+      fmt::format("expected MODEL[:{}] with {} {}..{}, e.g. x500:{}, or MODEL alone for {}", noun,
+                  noun, lo, hi, lo + 1, absent);
   if (has_instance) {
     const std::string num = text.substr(colon + 1);
     unsigned v = 0;
     const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
     if (num.empty()) {
-      throw AttachError(
-          fmt::format("{} {}: nothing after ':' (expected MODEL[:INSTANCE] with "
-                      "INSTANCE 0..1000, e.g. x500:1, or MODEL alone for 0)",
-                      flag, text));
+      throw AttachError(fmt::format("{} {}: nothing after ':' ({})", flag, text, expected));
     }
-    if (ec != std::errc() || end != num.data() + num.size() || v > 1000) {
-      throw AttachError(
-          fmt::format("{} {}: '{}' is not an instance number (expected "
-                      "MODEL[:INSTANCE] with INSTANCE 0..1000, e.g. x500:1)",
-                      flag, text, num));
+    if (ec != std::errc() || end != num.data() + num.size() || v < lo || v > hi) {
+      throw AttachError(fmt::format("{} {}: '{}' is not {} number ({})", flag, text, num,
+                                    noun == std::string("ID") ? "an ID" : "an instance",
+                                    expected));
     }
     s.instance = v;
     s.model = text.substr(0, colon);
   } else {
+    s.instance = absent;
     s.model = text;
   }
   if (s.model.empty()) {
-    throw AttachError(
-        fmt::format("{} '{}': no model name (expected MODEL[:INSTANCE])", flag, text));
+    throw AttachError(fmt::format("{} '{}': no model name (expected MODEL[:{}])", flag, text, noun));
   }
   return s;
+}
+
+}  // namespace
+
+AttachSpec parse_attach_spec(const std::string& text, const std::string& flag) {
+  return parse_spec(text, flag, "INSTANCE", 0, 1000, 0);
 }
 
 namespace {
@@ -226,13 +240,8 @@ ecs::Entity find_model(const sim::Runner& runner, const std::string& flag,
 
 void attach_rflysim(sim::Runner& runner, const std::string& text) {
   const std::string flag = "--rflysim";
-  AttachSpec spec = parse_attach_spec(text, flag);
-  if (spec.model == text) spec.instance = 1;  // no ":ID"
-  if (spec.instance == 0) {
-    throw AttachError(fmt::format("{} {}: CopterID 0 does not exist (RflySim numbers vehicles "
-                                  "from 1: port 30100 + 2·(ID − 1))",
-                                  flag, text));
-  }
+  // RflySim numbers vehicles from 1 (port 30100 + 2·(ID − 1)); the bridge's copter_id range.
+  const AttachSpec spec = parse_spec(text, flag, "ID", 1, 10000, 1);
   const ecs::Entity model = find_model(runner, flag, spec.model);
   const auto& reg = runner.registry();
   const std::string name = reg.scoped_name(model);
@@ -243,6 +252,15 @@ void attach_rflysim(sim::Runner& runner, const std::string& text) {
   bool motors = false;
   for (const auto& s : runner.systems()) {
     if (s.name == kMotorName && s.active && s.entity == model) motors = true;
+    // One source of commands per model: an autopilot or a mission would write the same
+    // TwistCommand / ActuatorCommands, and the last writer would win without a word.
+    if (s.entity == model && (s.name == kPx4Name || s.name == kArduPilotName ||
+                              s.name == "kestrel::systems::MulticopterMission")) {
+      throw AttachError(fmt::format(
+          "{}: model '{}' is already commanded by {} (from {}): RflySim's commands and its "
+          "would both drive the model; remove one",
+          arg, name, s.name.substr(s.name.rfind(':') + 1), s.origin));
+    }
     if (s.name != kRflySimName) continue;
     if (s.entity == model) {
       throw AttachError(fmt::format("{}: model '{}' already has an RflySim bridge (from {})", arg,
