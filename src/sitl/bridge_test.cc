@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -38,6 +39,7 @@
 #include "sitl/mavlink/codec.h"
 #include "sitl/net.h"
 #include "sitl/rflysim/packet.h"
+#include "sitl/vehicle.h"
 
 namespace kestrel::sitl {
 namespace {
@@ -1222,17 +1224,21 @@ std::array<float, 20> rfly_floats(std::initializer_list<float> v) {
   return a;
 }
 
-std::unique_ptr<sim::Runner> rflysim_world(int copter_id, bool controller = true) {
+std::unique_ptr<sim::Runner> rflysim_world(int copter_id, bool controller = true,
+                                           const std::string& params = "",
+                                           const std::function<void(sim::Runner&)>& add = {},
+                                           double rate = 1000) {
   auto r = make_world();
+  if (add) add(*r);
   const auto model = r->registry().child_by_name(r->world(), "quad");
   if (controller) {  // what MulticopterVelocityControl creates at configure
     r->registry().add<c::TwistCommand>(model);
     r->registry().add<c::VelocityControlEnable>(model, c::VelocityControlEnable{false});
   }
   r->add_system(make_rflysim_bridge_system(), model,
-                Element::parse(fmt::format("<plugin><copter_id>{}</copter_id><rate>1000</rate>"
+                Element::parse(fmt::format("<plugin><copter_id>{}</copter_id><rate>{}</rate>{}"
                                            "</plugin>",
-                                           copter_id)),
+                                           copter_id, rate, params)),
                 "kestrel::systems::RflySimBridge", "test");
   r->configure();
   return r;
@@ -1337,6 +1343,187 @@ TEST(RflySimBridge, PositionModeFliesTowardsTheTargetAndWithoutAControllerIsRefu
   r->step_once();
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("mode the model cannot fly"), std::string::npos) << err;
+}
+
+// A receiver of one kind of 30-double datagram (HILSensor30d or HILGPS30d) on its own port.
+struct HilReceiver {
+  explicit HilReceiver(int port) : rx(udp_bind("127.0.0.1", port, "test")) {}
+  // Every 240-byte datagram waiting, in arrival order.
+  std::vector<std::vector<double>> receive() {
+    std::vector<std::vector<double>> out;
+    std::uint8_t buf[1024];
+    for (;;) {
+      const ssize_t n = ::recv(rx.get(), buf, sizeof buf, 0);
+      if (n < 0) return out;
+      EXPECT_EQ(n, 240);
+      out.emplace_back(static_cast<std::size_t>(n) / 8);
+      std::memcpy(out.back().data(), buf, static_cast<std::size_t>(n));  // little-endian host
+    }
+  }
+  Fd rx;
+};
+
+// A sensor entity of type `type` on the quad's base link (its frame = the body's), with a
+// reading the test writes.
+template <class Reading>
+ecs::Entity add_sensor(sim::Runner& r, const std::string& type) {
+  auto& reg = r.registry();
+  const auto link = reg.child_by_name(reg.child_by_name(r.world(), "quad"), "base_link");
+  const auto s = reg.create(link);
+  reg.add<c::Name>(s, c::Name{type});
+  reg.add<c::Sensor>(s, c::Sensor{type, 0, "", true, nullptr});
+  reg.add<c::Pose>(s);
+  reg.add<Reading>(s);
+  return s;
+}
+
+TEST(RflySimBridge, HilSensorAndGpsAreTheModelsSensorsInFrdAndNedOnTheirPorts) {
+  ecs::Entity imu, mag, baro, gps;
+  auto r = rflysim_world(8, true,
+                         "<hil_sensor_port>30311</hil_sensor_port><hil_gps_port>30312"
+                         "</hil_gps_port><hil_sensor_rate>1000</hil_sensor_rate>",
+                         [&](sim::Runner& w) {
+                           imu = add_sensor<c::ImuReading>(w, "imu");
+                           mag = add_sensor<c::MagnetometerReading>(w, "magnetometer");
+                           baro = add_sensor<c::AirPressureReading>(w, "air_pressure");
+                           gps = add_sensor<c::NavSatReading>(w, "navsat");
+                         });
+  HilReceiver sensors(30311), gnss(30312);
+  auto& reg = r->registry();
+  // The sensors' readings, in their (= the body's FLU) frames and SI units.
+  auto& i = reg.get<c::ImuReading>(imu);
+  i.linear_acceleration = {0.1, 0.2, 9.7};
+  i.angular_velocity = {0.01, 0.02, 0.5};
+  i.sequence = 1;
+  auto& m = reg.get<c::MagnetometerReading>(mag);
+  m.field = {2e-5, 1e-6, -4e-5};
+  m.sequence = 1;
+  auto& b = reg.get<c::AirPressureReading>(baro);
+  b.pressure = 95000;
+  b.sequence = 1;
+  auto& n = reg.get<c::NavSatReading>(gps);
+  n.latitude_deg = 47.4;
+  n.longitude_deg = 8.5;
+  n.altitude = 500;
+  n.velocity_enu = {1, 2, -0.5};  // east 1, north 2, up −0.5 m/s
+  n.sequence = 1;
+  r->step_once();
+  usleep(20000);
+  auto s = sensors.receive();
+  auto g = gnss.receive();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(g.size(), 1u);
+  const auto& h = s[0];
+  EXPECT_EQ(h[0], 1000);  // time_usec: the end of the first 1 ms step
+  // FLU → FRD: (x, −y, −z).
+  EXPECT_NEAR(h[1], 0.1, 1e-12);
+  EXPECT_NEAR(h[2], -0.2, 1e-12);
+  EXPECT_NEAR(h[3], -9.7, 1e-12);
+  EXPECT_NEAR(h[4], 0.01, 1e-12);
+  EXPECT_NEAR(h[5], -0.02, 1e-12);
+  EXPECT_NEAR(h[6], -0.5, 1e-12);
+  // Tesla → gauss (× 10⁴), FRD.
+  EXPECT_NEAR(h[7], 0.2, 1e-12);
+  EXPECT_NEAR(h[8], -0.01, 1e-12);
+  EXPECT_NEAR(h[9], 0.4, 1e-12);
+  EXPECT_NEAR(h[10], 950.0, 1e-9);  // hPa
+  EXPECT_EQ(h[11], 0);              // no pitot
+  EXPECT_NEAR(h[12], altitude_of_pressure(95000, 101325, 288.15, -0.0065), 1e-9);
+  // The air at the vehicle, 10 m above the 488 m origin: 288.15 − 0.0065 · 498 K, in °C.
+  EXPECT_NEAR(h[13], 288.15 - 0.0065 * 498 - 273.15, 1e-9);
+  EXPECT_EQ(h[14], 1 + 2 + 4 + 8 + 16 + 32 + 64 + 128 + 256 + 512 + 2048 + 4096);
+  for (std::size_t k = 15; k < 30; ++k) EXPECT_EQ(h[k], 0) << k;
+  const auto& p = g[0];
+  EXPECT_EQ(p[0], 1000);
+  EXPECT_NEAR(p[1], 474000000.0, 1e-6);  // degE7, not rounded
+  EXPECT_NEAR(p[2], 85000000.0, 1e-6);
+  EXPECT_NEAR(p[3], 500000.0, 1e-9);  // mm
+  EXPECT_EQ(p[4], 30);                // gps_eph 0.3 m in cm
+  EXPECT_EQ(p[5], 40);
+  EXPECT_NEAR(p[6], 100 * std::sqrt(5.0), 1e-9);  // ground speed [cm/s]
+  EXPECT_NEAR(p[7], 200, 1e-9);                   // north
+  EXPECT_NEAR(p[8], 100, 1e-9);                   // east
+  EXPECT_NEAR(p[9], 50, 1e-9);                    // down
+  EXPECT_NEAR(p[10], std::atan2(1.0, 2.0) * 180 / M_PI * 100, 1e-9);  // cdeg from north
+  EXPECT_EQ(p[11], 3);
+  EXPECT_EQ(p[12], 10);
+  for (std::size_t k = 13; k < 30; ++k) EXPECT_EQ(p[k], 0) << k;
+
+  // No new samples: HILSensor30d goes on with no field updated, HILGPS30d waits for the
+  // receiver's next sample, which then comes without a fix.
+  r->step_once();
+  usleep(20000);
+  s = sensors.receive();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0][0], 2000);
+  EXPECT_EQ(s[0][14], 0);
+  EXPECT_NEAR(s[0][3], -9.7, 1e-12);  // the last sample
+  EXPECT_TRUE(gnss.receive().empty());
+  n.fix = false;
+  n.latitude_deg = n.longitude_deg = n.altitude = std::nan("");
+  ++n.sequence;
+  r->step_once();
+  usleep(20000);
+  g = gnss.receive();
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0][0], 3000);
+  EXPECT_EQ(g[0][11], 0);  // fix_type
+  EXPECT_EQ(g[0][12], 0);  // satellites
+  EXPECT_EQ(g[0][1], 0);
+  for (int k : {4, 5, 6, 10}) EXPECT_EQ(g[0][k], 65535) << k;  // MAVLink's "unknown"
+}
+
+TEST(RflySimBridge, HilFromTheTruthWithoutSensorsAndOnlyOnRequest) {
+  // Facing north, 10 m up, 2 m/s north, yawing left at 0.5 rad/s (make_world), no sensors:
+  // noise-free values from the truth, HILGPS30d at <hil_gps_rate>; both on their own schedules
+  // (the truth goes at 100 Hz).
+  auto r = rflysim_world(9, true,
+                         "<hil_sensor_port>30313</hil_sensor_port><hil_gps_port>30314"
+                         "</hil_gps_port><hil_sensor_rate>500</hil_sensor_rate><hil_gps_rate>"
+                         "250</hil_gps_rate>",
+                         {}, 100);
+  HilReceiver sensors(30313), gnss(30314);
+  for (int k = 0; k < 8; ++k) r->step_once();
+  usleep(20000);
+  const auto s = sensors.receive();
+  const auto g = gnss.receive();
+  ASSERT_EQ(s.size(), 4u);  // at 2, 4, 6, 8 ms
+  ASSERT_EQ(g.size(), 2u);  // at 4, 8 ms
+  EXPECT_EQ(s[0][0], 2000);
+  EXPECT_EQ(s[3][0], 8000);
+  EXPECT_EQ(g[1][0], 8000);
+  const auto& h = s[3];
+  EXPECT_NEAR(h[1], 0, 1e-9);
+  EXPECT_NEAR(h[2], 0, 1e-9);
+  EXPECT_NEAR(h[3], -9.8, 1e-9);  // specific force at rest: −g along FRD z
+  EXPECT_NEAR(h[6], -0.5, 1e-9);  // yawing left: negative about FRD z
+  const auto& p = g[1];
+  // The world's spherical coordinates at the origin (the vehicle is 10 m straight above it).
+  EXPECT_NEAR(p[1], 473977420, 1e-2);
+  EXPECT_NEAR(p[2], 85455940, 1e-2);
+  EXPECT_NEAR(p[3], 498000, 1);  // 488 m + 10 m, in mm
+  EXPECT_NEAR(p[7], 200, 1e-6);  // 2 m/s north
+  EXPECT_NEAR(p[8], 0, 1e-6);
+  EXPECT_NEAR(p[10], 0, 1e-6);  // course north
+
+  // Without the request nothing is sent to those ports.
+  auto quiet = rflysim_world(10);
+  HilReceiver none(30315);
+  for (int k = 0; k < 8; ++k) quiet->step_once();
+  usleep(20000);
+  EXPECT_TRUE(none.receive().empty());
+  auto refused = [](int id, const std::string& params, const std::string& what) {
+    try {
+      rflysim_world(id, true, params);
+      ADD_FAILURE() << "expected an Error containing: " << what;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  refused(11, "<hil_sensor_port>30316</hil_sensor_port><hil_gps_port>30316</hil_gps_port>",
+          "could not tell them apart");
+  refused(12, "<hil_gps_port>0</hil_gps_port>",
+          "<hil_gps_port> must be a UDP port 1..65535, got 0");
 }
 
 TEST(RflySimBridge, CommandLineAttachmentsTheWorldCannotTakeAreUsageErrors) {

@@ -31,6 +31,7 @@
 #include "sitl/autopilot_clock.h"
 #include "sitl/exchange_cost.h"
 #include "sitl/frames.h"
+#include "sitl/hil.h"
 #include "sitl/lockstep.h"
 #include "sitl/mavlink/codec.h"
 #include "sitl/net.h"
@@ -290,30 +291,23 @@ class Px4Bridge final : public System,
   }
 
   void send_sensor(std::uint64_t time_usec, const SensorSample& s) {
-    namespace f = mav::hil_sensor_updated_flags;
+    const HilSensorValues v = hil_sensor_values(s);  // FRD and MAVLink's units (sitl/hil.h)
     mav::HilSensor m;
     m.time_usec = time_usec;
-    const Vector3d acc = flu_to_frd(s.accel), gyro = flu_to_frd(s.gyro);
-    const Vector3d mag = flu_to_frd(s.mag) * 1e4;  // T → gauss
-    m.xacc = static_cast<float>(acc.X());
-    m.yacc = static_cast<float>(acc.Y());
-    m.zacc = static_cast<float>(acc.Z());
-    m.xgyro = static_cast<float>(gyro.X());
-    m.ygyro = static_cast<float>(gyro.Y());
-    m.zgyro = static_cast<float>(gyro.Z());
-    m.xmag = static_cast<float>(mag.X());
-    m.ymag = static_cast<float>(mag.Y());
-    m.zmag = static_cast<float>(mag.Z());
-    m.abs_pressure = static_cast<float>(s.pressure / 100.0);  // Pa → hPa
-    m.diff_pressure = static_cast<float>(s.diff_pressure / 100.0);
-    m.pressure_alt = static_cast<float>(s.pressure_alt);
-    m.temperature = static_cast<float>(s.temperature - 273.15);  // K → °C
-    std::uint64_t bits = 0;
-    if (s.imu_new) bits |= f::kXacc | f::kYacc | f::kZacc | f::kXgyro | f::kYgyro | f::kZgyro;
-    if (s.mag_new) bits |= f::kXmag | f::kYmag | f::kZmag;
-    if (s.baro_new) bits |= f::kAbsPressure | f::kPressureAlt | f::kTemperature;
-    if (s.airspeed_new) bits |= f::kDiffPressure;
-    m.fields_updated = static_cast<std::uint32_t>(bits);
+    m.xacc = static_cast<float>(v.acc_frd.X());
+    m.yacc = static_cast<float>(v.acc_frd.Y());
+    m.zacc = static_cast<float>(v.acc_frd.Z());
+    m.xgyro = static_cast<float>(v.gyro_frd.X());
+    m.ygyro = static_cast<float>(v.gyro_frd.Y());
+    m.zgyro = static_cast<float>(v.gyro_frd.Z());
+    m.xmag = static_cast<float>(v.mag_frd.X());
+    m.ymag = static_cast<float>(v.mag_frd.Y());
+    m.zmag = static_cast<float>(v.mag_frd.Z());
+    m.abs_pressure = static_cast<float>(v.abs_pressure);
+    m.diff_pressure = static_cast<float>(v.diff_pressure);
+    m.pressure_alt = static_cast<float>(v.pressure_alt);
+    m.temperature = static_cast<float>(v.temperature);
+    m.fields_updated = v.fields_updated;
     send(m);
   }
 
@@ -350,30 +344,22 @@ class Px4Bridge final : public System,
   }
 
   void send_gps(std::uint64_t time_usec, const GnssSample& g) {
+    const HilGpsValues v = hil_gps_values(g, {eph_cm_, epv_cm_, satellites_});  // sitl/hil.h
     mav::HilGps m;
     m.time_usec = time_usec;
-    if (!g.fix) {  // GNSS loss: no fix, every "unknown" value MAVLink defines, no satellites
-      m.fix_type = 0;
-      m.eph = m.epv = m.vel = m.cog = std::numeric_limits<std::uint16_t>::max();
-      m.satellites_visible = 0;
-      send(m);
-      return;
-    }
-    m.fix_type = 3;
-    m.lat = saturate<std::int32_t>(g.latitude_deg * 1e7);
-    m.lon = saturate<std::int32_t>(g.longitude_deg * 1e7);
-    m.alt = saturate<std::int32_t>(g.altitude * 1000.0);
-    m.eph = saturate<std::uint16_t>(eph_cm_);
-    m.epv = saturate<std::uint16_t>(epv_cm_);
-    const Vector3d v = enu_to_ned(g.velocity_enu);
-    m.vel = saturate<std::uint16_t>(std::hypot(v.X(), v.Y()) * 100.0);
-    m.vn = saturate<std::int16_t>(v.X() * 100.0);
-    m.ve = saturate<std::int16_t>(v.Y() * 100.0);
-    m.vd = saturate<std::int16_t>(v.Z() * 100.0);
-    double cog = std::atan2(v.Y(), v.X()) * 180.0 / M_PI;
-    if (cog < 0) cog += 360.0;
-    m.cog = static_cast<std::uint16_t>(std::min(35999.0, std::round(cog * 100.0)));
-    m.satellites_visible = static_cast<std::uint8_t>(satellites_);
+    m.fix_type = static_cast<std::uint8_t>(v.fix_type);
+    m.lat = saturate<std::int32_t>(v.lat_e7);
+    m.lon = saturate<std::int32_t>(v.lon_e7);
+    m.alt = saturate<std::int32_t>(v.alt_mm);
+    m.eph = saturate<std::uint16_t>(v.eph);
+    m.epv = saturate<std::uint16_t>(v.epv);
+    m.vel = saturate<std::uint16_t>(v.vel);
+    m.vn = saturate<std::int16_t>(v.v_ned_cm.X());
+    m.ve = saturate<std::int16_t>(v.v_ned_cm.Y());
+    m.vd = saturate<std::int16_t>(v.v_ned_cm.Z());
+    m.cog = g.fix ? static_cast<std::uint16_t>(std::min(35999.0, std::round(v.cog)))
+                  : std::numeric_limits<std::uint16_t>::max();
+    m.satellites_visible = static_cast<std::uint8_t>(v.satellites);
     send(m);
   }
 

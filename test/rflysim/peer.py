@@ -12,6 +12,12 @@ Starts `KESTREL run WORLD --rflysim x3:1`, then
   3. bad packets: 3 wrong checksum, 2 wrong size, 1 unknown CopterID, 1 unknown mode, each
      carrying a 3 m/s descent -> not applied (the vehicle holds height) and counted in
      outCopterData[4..7]; Kestrel's log names each kind once and reports the counts at exit.
+Then a second run of the same world with the bridge declared in the model and HILSensor30d and
+HILGPS30d requested (<hil_sensor_port>, <hil_gps_port>), the vehicle at rest on the ground:
+  4. sensors: HILSensor30d at 250 Hz (time_usec on multiples of 4000) with the specific force
+     (0, 0, -9.8) FRD, no rotation, the pressure and temperature of the standard atmosphere at
+     488.056 m (computed here), a magnetic field pointing down of the Earth's strength, every
+     field updated; HILGPS30d at 10 Hz with the world's latitude, longitude and height, fix 3.
 Exit 0 when every check holds, 1 otherwise (each failure printed).
 """
 
@@ -29,6 +35,8 @@ CHECKSUM = 1234567897
 COPTER_ID = 1
 IN_PORT = 30100 + 2 * (COPTER_ID - 1)  # Kestrel listens here
 OUT_PORT = 30101 + 2 * (COPTER_ID - 1)  # Kestrel sends here
+HIL_SENSOR_PORT = 30211  # the ports this peer asks HILSensor30d and HILGPS30d to go to
+HIL_GPS_PORT = 30212
 
 failures = []
 
@@ -47,15 +55,16 @@ def int_float(mode, floats, copter_id=COPTER_ID, checksum=CHECKSUM):
 
 
 class Peer:
-    def __init__(self, kestrel, world):
+    def __init__(self, kestrel, world, rflysim_flag=True):
         self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.rx.bind(("127.0.0.1", OUT_PORT))
         self.rx.settimeout(0.5)
         self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.log = tempfile.NamedTemporaryFile(mode="w+", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(
-            [kestrel, "run", world, "--rflysim", "x3:%d" % COPTER_ID, "--duration", "120"],
-            stdout=self.log, stderr=subprocess.STDOUT)
+        args = [kestrel, "run", world, "--duration", "120"]
+        if rflysim_flag:
+            args += ["--rflysim", "x3:%d" % COPTER_ID]
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         self.truth = None  # the latest VehileInfo60d
         self.data = None  # the latest outCopterData
         self.command = int_float(0, [])
@@ -105,6 +114,8 @@ class Peer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             rc = self.proc.wait()
+        self.rx.close()
+        self.tx.close()
         self.log.seek(0)
         return rc, self.log.read()
 
@@ -131,6 +142,101 @@ def unwrap(samples, index):
         prev = a
         out.append((t, {index: a + offset}))
     return out
+
+
+def hil_world(world):
+    """The test world with the bridge declared in the x3 model, HILSensor30d and HILGPS30d
+    requested on their own ports."""
+    with open(world) as f:
+        text = f.read()
+    plugin = ("<plugin filename=\"kestrel-rflysim-bridge-system\" "
+              "name=\"kestrel::systems::RflySimBridge\"><copter_id>%d</copter_id>"
+              "<hil_sensor_port>%d</hil_sensor_port><hil_gps_port>%d</hil_gps_port></plugin>"
+              % (COPTER_ID, HIL_SENSOR_PORT, HIL_GPS_PORT))
+    at = text.rindex("</model>")  # the x3 is the world's last model
+    out = tempfile.NamedTemporaryFile(mode="w", suffix=".sdf", delete=False)
+    out.write(text[:at] + plugin + text[at:])
+    out.close()
+    return out.name
+
+
+def check_hil(kestrel, world):
+    """Step 4: HILSensor30d and HILGPS30d of the X3 at rest, against values computed here."""
+    sensor_rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sensor_rx.bind(("127.0.0.1", HIL_SENSOR_PORT))
+    gps_rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    gps_rx.bind(("127.0.0.1", HIL_GPS_PORT))
+    path = hil_world(world)
+    peer = Peer(kestrel, path, rflysim_flag=False)
+    sensors, fixes = [], []
+    try:
+        deadline = time.monotonic() + 30
+        while peer.sim_time() < 1.5:  # settle on the ground, then collect
+            if time.monotonic() > deadline or peer.proc.poll() is not None:
+                raise RuntimeError("the HIL run did not reach 1.5 s of sim time")
+            peer.poll()
+        sensor_rx.setblocking(False)
+        gps_rx.setblocking(False)
+        for rx, out in ((sensor_rx, sensors), (gps_rx, fixes)):
+            while True:  # drop what arrived while settling
+                try:
+                    rx.recv(4096)
+                except BlockingIOError:
+                    break
+        start = peer.sim_time()
+        while peer.sim_time() < start + 1.0:
+            peer.poll()
+            for rx, out in ((sensor_rx, sensors), (gps_rx, fixes)):
+                while True:
+                    try:
+                        packet = rx.recv(4096)
+                    except BlockingIOError:
+                        break
+                    if len(packet) != 240:
+                        check(False, "a HIL datagram of %d bytes (240)" % len(packet))
+                        continue
+                    out.append(struct.unpack("<30d", packet))
+    except RuntimeError as e:
+        check(False, str(e))
+    rc, log = peer.stop()
+    sensor_rx.close()
+    gps_rx.close()
+    os.unlink(path)
+    os.unlink(peer.log.name)
+    check(rc == 0, "the HIL run exited with %d on SIGINT" % rc)
+    # About 250 and 10 a second of sim time; UDP on loopback may lose none, the wall clock
+    # decides how many fall into the window.
+    check(200 <= len(sensors) <= 300, "%d HILSensor30d in 1 s of sim time (250 Hz)" % len(sensors))
+    check(7 <= len(fixes) <= 13, "%d HILGPS30d in 1 s of sim time (10 Hz)" % len(fixes))
+    if not sensors or not fixes:
+        return log
+    check(all(s[0] % 4000 == 0 for s in sensors), "HILSensor30d time_usec on multiples of 4 ms")
+    check(all(g[0] % 100000 == 0 for g in fixes), "HILGPS30d time_usec on multiples of 100 ms")
+    h = 488.0 + 0.056  # the origin's elevation + the base link's height on the ground
+    p_hpa = 1013.25 * (1 - 0.0065 * h / 288.15) ** 5.25588  # standard atmosphere
+    t_c = 288.15 - 0.0065 * h - 273.15
+    s = sensors[-1]
+    check(abs(s[1]) < 0.1 and abs(s[2]) < 0.1 and abs(s[3] + 9.8) < 0.1,
+          "accel FRD (%.3f, %.3f, %.3f) = (0, 0, -9.8) at rest" % s[1:4])
+    check(max(abs(v) for v in s[4:7]) < 0.01, "gyro FRD (%.4f, %.4f, %.4f) = 0" % s[4:7])
+    strength = math.sqrt(sum(v * v for v in s[7:10]))
+    check(0.4 < strength < 0.55 and s[9] > 0.3,
+          "mag %.3f gauss, down component %.3f > 0 (the Earth's at 47 N)" % (strength, s[9]))
+    check(abs(s[10] - p_hpa) < 0.5, "abs_pressure %.2f hPa = %.2f" % (s[10], p_hpa))
+    check(s[11] == 0, "diff_pressure 0 without a pitot")
+    check(abs(s[12] - h) < 2, "pressure_alt %.2f m = %.2f" % (s[12], h))
+    check(abs(s[13] - t_c) < 0.01, "temperature %.3f C = %.3f" % (s[13], t_c))
+    check(s[14] == 7167, "fields_updated %g: every field but diff_pressure" % s[14])
+    check(all(v == 0 for v in s[15:]), "HILSensor30d[15..29] are 0")
+    g = fixes[-1]
+    check(abs(g[1] - 473977420) < 20 and abs(g[2] - 85455940) < 20,
+          "lat, lon (%.0f, %.0f) degE7 = the world's (473977420, 85455940)" % (g[1], g[2]))
+    check(abs(g[3] - 1000 * h) < 10, "alt %.0f mm = %.0f" % (g[3], 1000 * h))
+    check(g[4] == 30 and g[5] == 40, "eph, epv (%g, %g) cm = (30, 40)" % (g[4], g[5]))
+    check(g[6] < 1 and max(abs(v) for v in g[7:10]) < 1, "GNSS velocity 0 at rest")
+    check(g[11] == 3 and g[12] == 10, "fix_type %g, satellites %g = 3, 10" % (g[11], g[12]))
+    check(all(v == 0 for v in g[13:]), "HILGPS30d[13..29] are 0")
+    return log
 
 
 def main():
@@ -217,8 +323,10 @@ def main():
     check("rejected: 2 wrong size, 3 wrong checksum, 1 unknown CopterID, 1 unknown mode" in log,
           "the exit line reports the counts")
     os.unlink(peer.log.name)
+    hil_log = check_hil(sys.argv[1], sys.argv[2])
     if failures:
         print("--- kestrel's output ---\n" + log)
+        print("--- kestrel's output (HIL run) ---\n" + hil_log)
         print("%d check(s) failed" % len(failures))
         return 1
     print("all checks passed")

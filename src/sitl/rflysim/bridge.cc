@@ -2,7 +2,9 @@
 // README.md). Inputs (PX4SILIntFloat, DllInDoubCtrls) are polled at PreUpdate and drive the
 // model's MulticopterVelocityControl (TwistCommand, VelocityControlEnable) or its motors
 // (ActuatorCommands); the truth (VehileInfo60d) and outCopterData go out at PostUpdate at a rate
-// in sim time. Not lockstep: the world runs at its own pace and a packet takes effect at the
+// in sim time, and on request (<hil_sensor_port>, <hil_gps_port>) the model's sensors as
+// HILSensor30d and HILGPS30d, built as the PX4 bridge builds HIL_SENSOR and HIL_GPS
+// (sitl/hil.h). Not lockstep: the world runs at its own pace and a packet takes effect at the
 // first step after it arrived.
 
 #include <arpa/inet.h>
@@ -17,6 +19,7 @@
 #include "kestrel/components/multicopter.h"
 #include "kestrel/sitl/sitl.h"
 #include "sitl/frames.h"
+#include "sitl/hil.h"
 #include "sitl/net.h"
 #include "sitl/rflysim/packet.h"
 #include "sitl/vehicle.h"
@@ -46,8 +49,8 @@ const char* mode_name(Mode m) {
 double positive(const Element& cfg, const char* name, double fallback, const std::string& who) {
   const double v = cfg.get_or<double>(name, fallback);
   if (!(v > 0) || !std::isfinite(v)) {
-    throw Error(cfg.where(), fmt::format("{}: <{}> must be a positive number, got {}", who, name,
-                                         v));
+    throw Error(cfg.where(),
+                fmt::format("{}: <{}> must be a positive number, got {}", who, name, v));
   }
   return v;
 }
@@ -95,19 +98,44 @@ class RflySimBridge final : public System,
     max_speed_ = positive(cfg, "max_speed", 2.0, who_);
     max_yaw_rate_ = positive(cfg, "max_yaw_rate", 1.0, who_);
     vehicle_ = find_vehicle(reg, entity, cfg.get_or<std::string>("link", ""), who_);
-    reader_.bind(reg, vehicle_, "");
+    configure_hil(cfg);
+    // The magnetometer stand-in's note (WMM against the world's field) only when it is sent.
+    reader_.bind(reg, vehicle_, hil_sensor_ ? who_ : "");
     peer_ = make_address(peer_address_, peer_port_, who_);
     socket_ = udp_bind(address_, port_, who_);
     if (!reg.has<c::ActuatorCommands>(entity)) reg.add<c::ActuatorCommands>(entity);
     configured_ = true;
-    spdlog::info("{}: listening on UDP {}:{}, sending VehileInfo60d and outCopterData at {} Hz "
-                 "(sim time) to {}:{}",
-                 who_, address_, port_, rate_, peer_address_, peer_port_);
+    spdlog::info(
+        "{}: listening on UDP {}:{}, sending VehileInfo60d and outCopterData at {} Hz "
+        "(sim time) to {}:{}",
+        who_, address_, port_, rate_, peer_address_, peer_port_);
+    if (hil_sensor_) {
+      spdlog::info("{}: sending HILSensor30d at {} Hz (sim time) to {}:{}", who_, hil_sensor_rate_,
+                   peer_address_, hil_sensor_port_);
+    }
+    if (hil_gps_) {
+      spdlog::info("{}: sending HILGPS30d to {}:{} {}", who_, peer_address_, hil_gps_port_,
+                   vehicle_.navsat != ecs::kNullEntity
+                       ? fmt::format("at the rate of the model's navsat sensor '{}'",
+                                     reg.scoped_name(vehicle_.navsat))
+                       : fmt::format("at {} Hz (sim time)", hil_gps_rate_));
+    }
+    if ((hil_sensor_ || hil_gps_) && !vehicle_.stand_ins.empty()) {
+      std::string list;
+      for (const auto& s : vehicle_.stand_ins) list += (list.empty() ? "" : ", ") + s;
+      spdlog::info(
+          "{}: the model has no {} sensor; HILSensor30d/HILGPS30d use noise-free "
+          "values from the truth at link '{}' instead",
+          who_, list, reg.scoped_name(vehicle_.link));
+    }
   }
 
   void reset(const UpdateInfo&, ecs::Registry& reg) override {
     active_ = Command{};
     next_send_ = Duration{0};
+    next_hil_sensor_ = hil_sensor_period_;
+    next_hil_gps_ = hil_gps_period_;
+    reader_.reset();
     if (!reg.has<c::ActuatorCommands>(vehicle_.model)) reg.add<c::ActuatorCommands>(vehicle_.model);
   }
 
@@ -153,6 +181,7 @@ class RflySimBridge final : public System,
   void post_update(const UpdateInfo& info, const ecs::Registry& reg) override {
     if (info.paused || info.dt.count() == 0) return;
     const Duration t = info.sim_time + info.dt;  // the state after this step's physics
+    send_hil(t, reg);  // on schedules of their own
     if (t < next_send_) return;
     next_send_ = next_send_ + period_ <= t ? t + period_ : next_send_ + period_;
     send_truth(t, reg);
@@ -160,6 +189,72 @@ class RflySimBridge final : public System,
   }
 
  private:
+  // <hil_sensor_port>, <hil_gps_port> (the request: absent, nothing is sent) and their rates.
+  void configure_hil(const Element& cfg) {
+    auto port = [&](const char* name, int& out) {
+      if (!cfg.has(name)) return false;
+      out = cfg.get_or<int>(name, 0);
+      if (out < 1 || out > 65535) {
+        throw Error(cfg.where(),
+                    fmt::format("{}: <{}> must be a UDP port 1..65535, got {}", who_, name, out));
+      }
+      return true;
+    };
+    hil_sensor_ = port("hil_sensor_port", hil_sensor_port_);
+    hil_gps_ = port("hil_gps_port", hil_gps_port_);
+    if (hil_sensor_ && hil_gps_ && hil_sensor_port_ == hil_gps_port_) {
+      throw Error(cfg.where(),
+                  fmt::format("{}: <hil_sensor_port> and <hil_gps_port> are both {}: HILSensor30d "
+                              "and HILGPS30d have the same size (240 bytes), so a receiver "
+                              "could not tell them apart; give each its own port",
+                              who_, hil_sensor_port_));
+    }
+    hil_sensor_rate_ = positive(cfg, "hil_sensor_rate", 250.0, who_);
+    hil_gps_rate_ = positive(cfg, "hil_gps_rate", 10.0, who_);
+    hil_sensor_period_ = from_seconds(1.0 / hil_sensor_rate_);
+    hil_gps_period_ = from_seconds(1.0 / hil_gps_rate_);
+    next_hil_sensor_ = hil_sensor_period_;
+    next_hil_gps_ = hil_gps_period_;
+    gps_report_.eph_cm = cfg.get_or<double>("gps_eph", 0.3) * 100.0;
+    gps_report_.epv_cm = cfg.get_or<double>("gps_epv", 0.4) * 100.0;
+    gps_report_.satellites = cfg.get_or<int>("gps_satellites", 10);
+    if (!(gps_report_.eph_cm >= 0) || !(gps_report_.epv_cm >= 0) ||
+        !std::isfinite(gps_report_.eph_cm + gps_report_.epv_cm) || gps_report_.satellites < 0 ||
+        gps_report_.satellites > 255) {
+      throw Error(cfg.where(), fmt::format("{}: expected <gps_eph>, <gps_epv> >= 0 m and "
+                                           "<gps_satellites> 0..255; found {} m, {} m, {}",
+                                           who_, gps_report_.eph_cm / 100.0,
+                                           gps_report_.epv_cm / 100.0, gps_report_.satellites));
+    }
+    if (hil_sensor_) hil_sensor_to_ = make_address(peer_address_, hil_sensor_port_, who_);
+    if (hil_gps_) hil_gps_to_ = make_address(peer_address_, hil_gps_port_, who_);
+  }
+
+  // HILSensor30d on multiples of its period; HILGPS30d for each new sample of the model's
+  // navsat, or on multiples of <hil_gps_rate>'s period for the stand-in.
+  void send_hil(Duration t, const ecs::Registry& reg) {
+    if (!hil_sensor_ && !hil_gps_) return;
+    const bool sensor_due = hil_sensor_ && t >= next_hil_sensor_;
+    const bool has_navsat = vehicle_.navsat != ecs::kNullEntity;
+    const bool gps_due = hil_gps_ && (has_navsat || t >= next_hil_gps_);
+    if (!sensor_due && !gps_due) return;
+    const Truth truth = reader_.truth(reg);
+    const double time_usec = static_cast<double>(t.count() / 1000);
+    if (sensor_due) {
+      while (next_hil_sensor_ <= t) next_hil_sensor_ += hil_sensor_period_;
+      const auto d =
+          rflysim::hil_sensor_30d(time_usec, hil_sensor_values(reader_.read(reg, truth)));
+      send_to(rflysim::encode_doubles(d.data(), d.size()), hil_sensor_to_);
+    }
+    if (gps_due) {
+      const GnssSample gnss = reader_.read_gnss(reg, truth);
+      if (has_navsat && !gnss.fresh) return;
+      while (next_hil_gps_ <= t) next_hil_gps_ += hil_gps_period_;
+      const auto d = rflysim::hil_gps_30d(time_usec, hil_gps_values(gnss, gps_report_));
+      send_to(rflysim::encode_doubles(d.data(), d.size()), hil_gps_to_);
+    }
+  }
+
   // Drives the velocity controller: the world velocity v_E (ENU) expressed in the body frame
   // (TwistCommand.linear is body FLU), yaw rate r_ENU about up.
   void fly(ecs::Registry& reg, const Vector3d& v_E, double r_ENU) {
@@ -258,10 +353,11 @@ class RflySimBridge final : public System,
     send(rflysim::encode_doubles(d.data(), d.size()));
   }
 
-  void send(const std::vector<std::uint8_t>& bytes) {
+  void send(const std::vector<std::uint8_t>& bytes) { send_to(bytes, peer_); }
+  void send_to(const std::vector<std::uint8_t>& bytes, const sockaddr_in& to) {
     // UDP to a peer that is not listening fails with ECONNREFUSED at times: not an error.
-    ::sendto(socket_.get(), bytes.data(), bytes.size(), 0,
-             reinterpret_cast<const sockaddr*>(&peer_), sizeof peer_);
+    ::sendto(socket_.get(), bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&to),
+             sizeof to);
   }
 
   bool configured_ = false;
@@ -274,6 +370,14 @@ class RflySimBridge final : public System,
   double max_rotor_ = 800, position_gain_ = 1, yaw_gain_ = 1, max_speed_ = 2, max_yaw_rate_ = 1;
   Vehicle vehicle_;
   SensorReader reader_;
+  // HILSensor30d / HILGPS30d (on request).
+  bool hil_sensor_ = false, hil_gps_ = false;
+  int hil_sensor_port_ = 0, hil_gps_port_ = 0;
+  double hil_sensor_rate_ = 250, hil_gps_rate_ = 10;
+  Duration hil_sensor_period_{4'000'000}, hil_gps_period_{100'000'000};
+  Duration next_hil_sensor_{0}, next_hil_gps_{0};
+  GpsReport gps_report_;
+  sockaddr_in hil_sensor_to_{}, hil_gps_to_{};
   Fd socket_;
   sockaddr_in peer_{};
   std::array<std::uint8_t, 2048> rx_{};

@@ -165,6 +165,38 @@ std::array<double, kVehicleInfoDoubles> vehicle_info_60d(const VehicleInfo& v) {
   return d;
 }
 
+std::array<double, kHilDoubles> hil_sensor_30d(double time_usec, const HilSensorValues& v) {
+  std::array<double, kHilDoubles> d{};
+  d[0] = time_usec;
+  for (int i = 0; i < 3; ++i) {
+    d[1 + i] = v.acc_frd[i];
+    d[4 + i] = v.gyro_frd[i];
+    d[7 + i] = v.mag_frd[i];
+  }
+  d[10] = v.abs_pressure;
+  d[11] = v.diff_pressure;
+  d[12] = v.pressure_alt;
+  d[13] = v.temperature;
+  d[14] = v.fields_updated;
+  return d;
+}
+
+std::array<double, kHilDoubles> hil_gps_30d(double time_usec, const HilGpsValues& v) {
+  std::array<double, kHilDoubles> d{};
+  d[0] = time_usec;
+  d[1] = v.lat_e7;
+  d[2] = v.lon_e7;
+  d[3] = v.alt_mm;
+  d[4] = v.eph;
+  d[5] = v.epv;
+  d[6] = v.vel;
+  for (int i = 0; i < 3; ++i) d[7 + i] = v.v_ned_cm[i];
+  d[10] = v.cog;
+  d[11] = v.fix_type;
+  d[12] = v.satellites;
+  return d;
+}
+
 std::vector<std::uint8_t> encode_doubles(const double* values, std::size_t n) {
   std::vector<std::uint8_t> out;
   out.reserve(8 * n);

@@ -8,7 +8,9 @@
 ///                   120 bytes
 ///   DllInDoubCtrls  {int32 checksum; int32 CopterID; double inDoubCtrls[28];}   232 bytes
 /// Outputs (to 30101 + 2·(CopterID − 1)): VehileInfo60d (60 doubles, 480 bytes) and
-/// outCopterData (32 doubles, 256 bytes), each one datagram, told apart by size.
+/// outCopterData (32 doubles, 256 bytes), each one datagram, told apart by size. On request
+/// (the plugin's <hil_sensor_port>, <hil_gps_port>): HILSensor30d and HILGPS30d (30 doubles,
+/// 240 bytes each, so each to a port of its own).
 
 #include <array>
 #include <cstddef>
@@ -19,15 +21,17 @@
 #include <ignition/math/Quaternion.hh>
 #include <ignition/math/Vector3.hh>
 
+#include "sitl/hil.h"
+
 namespace kestrel::sitl::rflysim {
 
 /// The value every RflySim struct carries in `checksum`.
 inline constexpr std::int32_t kChecksum = 1234567897;
 inline constexpr std::size_t kIntFloatSize = 4 + 4 + 8 * 4 + 20 * 4;  ///< PX4SILIntFloat
-inline constexpr std::size_t kDoubCtrlsSize = 4 + 4 + 28 * 8;        ///< DllInDoubCtrls
+inline constexpr std::size_t kDoubCtrlsSize = 4 + 4 + 28 * 8;         ///< DllInDoubCtrls
 inline constexpr std::size_t kVehicleInfoDoubles = 60;                ///< VehileInfo60d
 inline constexpr std::size_t kCopterDataDoubles = 32;                 ///< outCopterData
-
+inline constexpr std::size_t kHilDoubles = 30;                        ///< HILSensor30d, HILGPS30d
 /// The UDP port CopterSim listens on for vehicle `copter_id` (1, 2, ...): 30100 + 2·(ID − 1).
 int input_port(int copter_id);
 /// The UDP port CopterSim sends the vehicle's outputs to: 30101 + 2·(ID − 1).
@@ -35,20 +39,20 @@ int output_port(int copter_id);
 
 /// What inSILInts[0] (or inDoubCtrls[0]) asks for, in Kestrel's meaning (README).
 enum class Mode : int {
-  kNone = 0,         ///< no command: nothing is applied
-  kVelocity = 1,     ///< values[0..2] velocity NED [m/s], values[3] yaw rate about down [rad/s]
-  kPosition = 2,     ///< values[0..2] position NED [m], values[3] yaw NED [rad]
-  kMotors = 3,       ///< values[0..7] normalised rotor speed 0..1 by actuator_number
+  kNone = 0,      ///< no command: nothing is applied
+  kVelocity = 1,  ///< values[0..2] velocity NED [m/s], values[3] yaw rate about down [rad/s]
+  kPosition = 2,  ///< values[0..2] position NED [m], values[3] yaw NED [rad]
+  kMotors = 3,    ///< values[0..7] normalised rotor speed 0..1 by actuator_number
 };
 
 /// Why a datagram was not applied; one counter per kind.
 enum class Rejection : int {
   kNone = 0,
-  kSize,       ///< neither 120 (PX4SILIntFloat) nor 232 (DllInDoubCtrls) bytes
-  kChecksum,   ///< checksum is not 1234567897
-  kCopterId,   ///< CopterID is not this vehicle's
-  kMode,       ///< mode is not 0..3 (or, as a double, not a whole number)
-  kValue,      ///< a used setpoint is NaN or infinite, or a motor command is outside 0..1
+  kSize,         ///< neither 120 (PX4SILIntFloat) nor 232 (DllInDoubCtrls) bytes
+  kChecksum,     ///< checksum is not 1234567897
+  kCopterId,     ///< CopterID is not this vehicle's
+  kMode,         ///< mode is not 0..3 (or, as a double, not a whole number)
+  kValue,        ///< a used setpoint is NaN or infinite, or a motor command is outside 0..1
   kUnsupported,  ///< valid, but the model cannot fly the mode (set by the bridge: modes 1 and 2
                  ///< need a MulticopterVelocityControl on the model)
 };
@@ -60,7 +64,7 @@ const char* rejection_name(Rejection r);
 struct Command {
   Mode mode = Mode::kNone;
   int copter_id = 0;
-  bool doubles = false;           ///< from DllInDoubCtrls (else PX4SILIntFloat)
+  bool doubles = false;             ///< from DllInDoubCtrls (else PX4SILIntFloat)
   std::array<double, 20> values{};  ///< inSILFLoats[0..19], or inDoubCtrls[1..20]
 };
 
@@ -84,14 +88,14 @@ std::vector<std::uint8_t> encode_doub_ctrls(int copter_id, const std::array<doub
 struct VehicleInfo {
   int copter_id = 1;
   int vehicle_type = 3;
-  double runned_time = 0;                ///< sim time [s]
-  ignition::math::Vector3d vel_ned;      ///< VelE [m/s]
-  ignition::math::Vector3d pos_ned;      ///< PosE [m]
-  ignition::math::Vector3d euler;        ///< AngEuler roll, pitch, yaw [rad]
-  ignition::math::Quaterniond q_ned_frd; ///< AngQuatern w, x, y, z
-  std::array<double, 8> motor_rpm{};     ///< MotorRPMS [rpm] by actuator_number
-  ignition::math::Vector3d acc_frd;      ///< AccB: specific force, body FRD [m/s²]
-  ignition::math::Vector3d rate_frd;     ///< RateB: angular velocity, body FRD [rad/s]
+  double runned_time = 0;                 ///< sim time [s]
+  ignition::math::Vector3d vel_ned;       ///< VelE [m/s]
+  ignition::math::Vector3d pos_ned;       ///< PosE [m]
+  ignition::math::Vector3d euler;         ///< AngEuler roll, pitch, yaw [rad]
+  ignition::math::Quaterniond q_ned_frd;  ///< AngQuatern w, x, y, z
+  std::array<double, 8> motor_rpm{};      ///< MotorRPMS [rpm] by actuator_number
+  ignition::math::Vector3d acc_frd;       ///< AccB: specific force, body FRD [m/s²]
+  ignition::math::Vector3d rate_frd;      ///< RateB: angular velocity, body FRD [rad/s]
   double latitude_deg = 0, longitude_deg = 0, altitude = 0;  ///< PosGPS
 };
 
@@ -99,6 +103,19 @@ struct VehicleInfo {
 /// [9..11] AngEuler, [12..15] AngQuatern (w x y z), [16..23] MotorRPMS, [24..26] AccB,
 /// [27..29] RateB, [30..32] PosGPS (latitude, longitude, altitude), [33..59] 0 (reserved).
 std::array<double, kVehicleInfoDoubles> vehicle_info_60d(const VehicleInfo& v);
+
+/// HILSensor30d: HIL_SENSOR's fields in its order and units, as doubles: [0] time_usec [us],
+/// [1..3] xacc, yacc, zacc [m/s², FRD], [4..6] xgyro, ygyro, zgyro [rad/s, FRD], [7..9] xmag,
+/// ymag, zmag [gauss, FRD], [10] abs_pressure [hPa], [11] diff_pressure [hPa], [12]
+/// pressure_alt [m], [13] temperature [°C], [14] fields_updated (HIL_SENSOR_UPDATED_FLAGS),
+/// [15..29] 0 (reserved).
+std::array<double, kHilDoubles> hil_sensor_30d(double time_usec, const HilSensorValues& v);
+
+/// HILGPS30d: HIL_GPS's fields in its order and units, as doubles (not rounded): [0] time_usec
+/// [us], [1] lat [degE7], [2] lon [degE7], [3] alt [mm], [4] eph [cm], [5] epv [cm], [6] vel
+/// [cm/s], [7..9] vn, ve, vd [cm/s, NED], [10] cog [cdeg], [11] fix_type, [12]
+/// satellites_visible, [13..29] 0 (reserved).
+std::array<double, kHilDoubles> hil_gps_30d(double time_usec, const HilGpsValues& v);
 
 /// `n` doubles as little-endian bytes.
 std::vector<std::uint8_t> encode_doubles(const double* values, std::size_t n);

@@ -145,5 +145,40 @@ TEST(RflySimPacket, VehicleInfoPutsEachFieldAtItsIndex) {
   EXPECT_EQ(bytes[0], 0x00);
 }
 
+TEST(RflySimPacket, HilSensorAndGpsFollowHilSensorAndHilGpsFieldOrder) {
+  HilSensorValues s;
+  s.acc_frd = {1, 2, 3};
+  s.gyro_frd = {4, 5, 6};
+  s.mag_frd = {7, 8, 9};
+  s.abs_pressure = 10;
+  s.diff_pressure = 11;
+  s.pressure_alt = 12;
+  s.temperature = 13;
+  s.fields_updated = 0x1FFF;
+  const auto d = hil_sensor_30d(4000, s);
+  EXPECT_EQ(d[0], 4000);
+  for (int i = 1; i <= 13; ++i) EXPECT_EQ(d[i], i) << i;
+  EXPECT_EQ(d[14], 0x1FFF);
+  for (std::size_t i = 15; i < d.size(); ++i) EXPECT_EQ(d[i], 0) << i;
+  EXPECT_EQ(encode_doubles(d.data(), d.size()).size(), 240u);
+
+  HilGpsValues g;
+  g.lat_e7 = 473977420.5;  // not rounded
+  g.lon_e7 = 85455940;
+  g.alt_mm = 488000;
+  g.eph = 30;
+  g.epv = 40;
+  g.vel = 200;
+  g.v_ned_cm = {200, -1, 3};
+  g.cog = 35999.5;
+  g.fix_type = 3;
+  g.satellites = 10;
+  const auto p = hil_gps_30d(8000, g);
+  const double expected[] = {8000, 473977420.5, 85455940, 488000, 30, 40, 200, 200, -1, 3,
+                             35999.5, 3, 10};
+  for (int i = 0; i <= 12; ++i) EXPECT_EQ(p[i], expected[i]) << i;
+  for (std::size_t i = 13; i < p.size(); ++i) EXPECT_EQ(p[i], 0) << i;
+}
+
 }  // namespace
 }  // namespace kestrel::sitl::rflysim
