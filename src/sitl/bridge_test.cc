@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@
 #include "kestrel/sim/stop_signal.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/world/builtin.h"
+#include "kestrel/world/setup.h"
 #include "sensors/common/sensor_system.h"
 #include "sitl/actuator_map.h"
 #include "sitl/ardupilot_packet.h"
@@ -1524,6 +1526,116 @@ TEST(RflySimBridge, HilFromTheTruthWithoutSensorsAndOnlyOnRequest) {
           "could not tell them apart");
   refused(12, "<hil_gps_port>0</hil_gps_port>",
           "<hil_gps_port> must be a UDP port 1..65535, got 0");
+}
+
+// The peer test's world (test/worlds/rflysim_x3.sdf: the X3 with its motors, its velocity
+// controller and FaultInjection) with the bridge attached as `--rflysim x3:ID` attaches it,
+// stepped as fast as it goes.
+std::unique_ptr<sim::Runner> rflysim_x3(int copter_id) {
+  sim::Runner::Options o;
+  o.real_time_factor = 0;
+  auto r = std::make_unique<sim::Runner>(o);
+  world::WorldSetupOptions wo;
+  wo.apply_physics = false;  // the world's RTF is 1; this one runs unpaced
+  world::load_world_into_runner(
+      std::filesystem::path(KESTREL_SOURCE_DIR) / "test/worlds/rflysim_x3.sdf", *r, wo);
+  r->set_step_size(r->registry().get<c::PhysicsParams>(r->world()).max_step_size);
+  attach_rflysim(*r, fmt::format("x3:{}", copter_id));
+  r->configure();
+  return r;
+}
+
+TEST(RflySimBridge, MotorFaultParametersBecomeFaultInjectionRotorFaults) {
+  auto r = rflysim_x3(13);
+  RflyPeer peer(13);
+  auto& reg = r->registry();
+  const auto model = reg.child_by_name(r->world(), "x3");
+  auto speed = [&](std::size_t i) {
+    return std::abs(reg.get<c::RotorVelocities>(model).velocity[i]);
+  };
+  auto run = [&](int steps) {
+    usleep(20000);  // the datagrams have arrived
+    for (int k = 0; k < steps; ++k) r->step_once();
+  };
+  // Mode 3: every motor at 0.5 = 400 rad/s (7.9 N of thrust against 14.7 N of weight: the X3
+  // stays on the ground).
+  peer.send(rflysim::encode_int_float(13, {3}, rfly_floats({0.5f, 0.5f, 0.5f, 0.5f})));
+  run(300);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(speed(i), 400, 0.5) << i;
+
+  // Motor 2 (actuator number 1) fails: FaultInParams [123450, 1, 0, 1, 1], all five flagged.
+  std::array<double, 32> p{};
+  p[0] = rflysim::kMotorFaultId;
+  p[1] = p[3] = p[4] = 1;
+  p[2] = 0;
+  peer.send(rflysim::encode_model_in_params(0b11111, p));
+  run(500);  // 0.5 s = 20 of the motor's spin-down time constants (25 ms)
+  EXPECT_LT(speed(1), 0.5);  // unpowered: spun down
+  for (std::size_t i : {0, 2, 3}) EXPECT_NEAR(speed(i), 400, 0.5) << i;
+  const auto& faults = reg.get<c::RotorFaults>(model).efficiency;
+  ASSERT_GE(faults.size(), 2u);
+  EXPECT_EQ(faults[1], 0);
+  EXPECT_EQ(faults[0], 1);
+  const auto& log = reg.get<c::FaultLog>(r->world()).events;
+  ASSERT_EQ(log.size(), 1u);  // only the motor that changed
+  EXPECT_NE(log[0].description.find("rotor 1 of rflysim_x3::x3 efficiency 0"), std::string::npos)
+      << log[0].description;
+
+  // Only InParams[2] changes (Bitmask bit 2): motor 2 at efficiency 0.5 keeps its speed and
+  // loses half its thrust (FaultInjection's partial rotor fault), the others stay healthy.
+  std::array<double, 32> half{};
+  half[2] = 0.5;
+  peer.send(rflysim::encode_model_in_params(1u << 2, half));
+  run(500);
+  EXPECT_EQ(reg.get<c::RotorFaults>(model).efficiency[1], 0.5);
+  EXPECT_NEAR(speed(1), 400, 0.5);
+
+  // Refused whole, counted, said once per kind; the fault state stays as it was.
+  std::vector<double> truth, data;
+  peer.receive(truth, data);  // what the socket holds so far (its buffer drops the newest)
+  testing::internal::CaptureStderr();
+  std::array<double, 32> unknown{};
+  unknown[0] = 123455;
+  peer.send(rflysim::encode_model_in_params(1, unknown));
+  std::array<double, 32> too_much{};
+  too_much[3] = 1.5;
+  peer.send(rflysim::encode_model_in_params(1u << 3, too_much));
+  peer.send(rflysim::encode_model_in_params(0b11111, p, rflysim::kInitChecksum));
+  peer.send(rflysim::encode_model_in_params(0b11111, p, 5));
+  run(50);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("fault Kestrel cannot apply (fault ID 123455 (InParams[0]): Kestrel maps "
+                     "123450"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("fault Kestrel cannot apply"), err.rfind("fault Kestrel cannot apply"));
+  EXPECT_NE(err.find("wrong checksum (checksum 5 instead of 1234567891"), std::string::npos)
+      << err;
+  EXPECT_EQ(reg.get<c::RotorFaults>(model).efficiency,
+            (std::vector<double>{1, 0.5}));  // rotors 2 and 3 were never faulted
+  ASSERT_TRUE(peer.receive(truth, data));
+  EXPECT_EQ(data[10], 3);  // fault Kestrel cannot apply: unknown ID, 1.5, InitInParams
+  EXPECT_EQ(data[5], 1);   // wrong checksum
+  EXPECT_EQ(data[11], 2);  // fault parameter packets applied
+  EXPECT_EQ(data[12], rflysim::kMotorFaultId);
+  EXPECT_NEAR(truth[17] * 2 * M_PI / 60, 400, 0.5);  // MotorRPMS[1]: motor 2 spins
+
+  // Fault ID 0: no fault, every motor healthy again.
+  std::array<double, 32> none{};
+  peer.send(rflysim::encode_model_in_params(1, none));
+  run(10);
+  EXPECT_EQ(reg.get<c::RotorFaults>(model).efficiency[1], 1);
+  EXPECT_EQ(reg.get<c::FaultLog>(r->world()).events.size(), 3u);
+
+  // A world without FaultInjection cannot take faults: refused and said so.
+  auto bare = rflysim_world(14);
+  RflyPeer other(14);
+  testing::internal::CaptureStderr();
+  other.send(rflysim::encode_model_in_params(0b11111, p));
+  usleep(20000);
+  bare->step_once();
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("the world declares no FaultInjection system"), std::string::npos) << err;
 }
 
 TEST(RflySimBridge, CommandLineAttachmentsTheWorldCannotTakeAreUsageErrors) {

@@ -7,6 +7,10 @@ Independent of Kestrel's code: the layouts are written here from RflySim's docum
     peer.py KESTREL WORLD
 
 Starts `KESTREL run WORLD --rflysim x3:1`, then
+  0. motor fault: on the ground, mode 3 at 0.5 on every motor; RflySim's fault parameters
+     (PX4ModelInParams, FaultInParams [123450, 1, 0, 1, 1]) -> MotorRPMS[1] drops below 5 % of
+     the others' (FaultInjection's failed rotor spins down), the others hold; fault ID 0 -> it
+     spins up again; an unknown fault ID is refused and counted in outCopterData[10];
   1. climb: mode 1, NED velocity (0, 0, -1) -> PosE down decreases at 1 m/s (±0.05) after 3 s;
   2. yaw:   mode 1, zero velocity, yaw rate 0.5 rad/s -> AngEuler yaw grows at 0.5 rad/s (±0.05);
   3. bad packets: 3 wrong checksum, 2 wrong size, 1 unknown CopterID, 1 unknown mode, each
@@ -45,6 +49,11 @@ def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what, flush=True)
     if not ok:
         failures.append(what)
+
+
+def model_in_params(bitmask, params, checksum=1234567891):
+    """PX4ModelInParams: int checksum, uint32 Bitmask, double InParams[32] (no CopterID)."""
+    return struct.pack("<iI32d", checksum, bitmask, *(list(params) + [0.0] * (32 - len(params))))
 
 
 def int_float(mode, floats, copter_id=COPTER_ID, checksum=CHECKSUM):
@@ -264,6 +273,29 @@ def main():
               "PosE down is the start height -0.056 m, got %.4f" % peer.truth[8])
         check(peer.data[2] == 0, "outCopterData[2] (mode) is 0 before any command")
 
+        # 0. A motor fault on the ground: every motor at 0.5 (400 rad/s = 3819.7 rpm).
+        peer.command = int_float(3, [0.5] * 4)
+        peer.run_for(0.5)
+        rpm = 400 * 60 / (2 * math.pi)
+        check(all(abs(r - rpm) < 5 for r in peer.truth[16:20]),
+              "mode 3: MotorRPMS %s = %.1f" % (["%.1f" % r for r in peer.truth[16:20]], rpm))
+        peer.send(model_in_params(0b11111, [123450, 1, 0, 1, 1]))
+        peer.run_for(0.5)
+        r = peer.truth[16:20]
+        check(r[1] < 0.05 * rpm and all(abs(r[i] - rpm) < 5 for i in (0, 2, 3)),
+              "motor fault on motor 2: MotorRPMS %s" % ["%.1f" % v for v in r])
+        check(peer.data[11] == 1 and peer.data[12] == 123450,
+              "outCopterData[11] (fault packets) %g, [12] (fault ID) %g" % (peer.data[11],
+                                                                          peer.data[12]))
+        peer.send(model_in_params(1, [123459]))  # no such fault: refused, nothing changes
+        peer.send(model_in_params(1, [0]))  # no fault
+        peer.run_for(0.5)
+        r = peer.truth[16:20]
+        check(all(abs(v - rpm) < 5 for v in r),
+              "fault ID 0: MotorRPMS %s" % ["%.1f" % v for v in r])
+        check(peer.data[10] == 1,
+              "outCopterData[10] (fault Kestrel cannot apply) %g" % peer.data[10])
+
         # 1. Climb at 1 m/s (NED: velocity down -1).
         peer.command = int_float(1, [0.0, 0.0, -1.0, 0.0])
         peer.run_for(3.0)  # settle: take-off and acceleration
@@ -317,11 +349,13 @@ def main():
         check(False, str(e))
     rc, log = peer.stop()
     check(rc == 0, "kestrel exited with %d on SIGINT" % rc)
-    for kind in ("wrong size", "wrong checksum", "unknown CopterID", "unknown mode"):
+    for kind in ("wrong size", "wrong checksum", "unknown CopterID", "unknown mode",
+                 "fault Kestrel cannot apply"):
         lines = [l for l in log.splitlines() if "rejected a datagram" in l and kind in l]
         check(len(lines) == 1, "the log names '%s' once (%d lines)" % (kind, len(lines)))
-    check("rejected: 2 wrong size, 3 wrong checksum, 1 unknown CopterID, 1 unknown mode" in log,
-          "the exit line reports the counts")
+    check("2 fault parameter packets applied; rejected: 2 wrong size, 3 wrong checksum, 1 unknown "
+          "CopterID, 1 unknown mode, 0 bad setpoint value, 0 mode the model cannot fly, 1 fault "
+          "Kestrel cannot apply" in log, "the exit line reports the counts")
     os.unlink(peer.log.name)
     hil_log = check_hil(sys.argv[1], sys.argv[2])
     if failures:

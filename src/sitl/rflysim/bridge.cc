@@ -16,6 +16,7 @@
 #include <array>
 #include <cmath>
 
+#include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/sitl/sitl.h"
 #include "sitl/frames.h"
@@ -68,10 +69,11 @@ class RflySimBridge final : public System,
   ~RflySimBridge() override {
     if (!configured_) return;
     spdlog::info(
-        "{}: {} commands applied; rejected: {} wrong size, {} wrong checksum, {} unknown "
-        "CopterID, {} unknown mode, {} bad setpoint value, {} mode the model cannot fly",
-        who_, applied_, rejected_[1], rejected_[2], rejected_[3], rejected_[4], rejected_[5],
-        rejected_[6]);
+        "{}: {} commands and {} fault parameter packets applied; rejected: {} wrong size, {} "
+        "wrong checksum, {} unknown CopterID, {} unknown mode, {} bad setpoint value, {} mode "
+        "the model cannot fly, {} fault Kestrel cannot apply",
+        who_, applied_, faults_applied_, rejected_[1], rejected_[2], rejected_[3], rejected_[4],
+        rejected_[5], rejected_[6], rejected_[7]);
   }
 
   void configure(ecs::Entity entity, const Element& cfg, ecs::Registry& reg,
@@ -136,11 +138,15 @@ class RflySimBridge final : public System,
     next_hil_sensor_ = hil_sensor_period_;
     next_hil_gps_ = hil_gps_period_;
     reader_.reset();
+    faults_ = {};  // FaultInjection forgets commanded faults at a reset, and so does this
+    fault_efficiency_.clear();
+    pending_faults_.clear();
     if (!reg.has<c::ActuatorCommands>(vehicle_.model)) reg.add<c::ActuatorCommands>(vehicle_.model);
   }
 
   void pre_update(const UpdateInfo& info, ecs::Registry& reg) override {
     receive(reg);
+    hand_over_faults(reg);
     if (info.paused) return;
     switch (active_.mode) {
       case Mode::kNone:
@@ -284,6 +290,10 @@ class RflySimBridge final : public System,
                                    reinterpret_cast<sockaddr*>(&from), &len);
       if (n < 0) return;
       const auto size = static_cast<std::size_t>(n);
+      if (size == rflysim::kModelInParamsSize) {
+        fault(reg, size, from);
+        continue;
+      }
       Command cmd;
       Rejection r = rflysim::decode(rx_.data(), size, copter_id_, cmd);
       if (r == Rejection::kNone && (cmd.mode == Mode::kVelocity || cmd.mode == Mode::kPosition) &&
@@ -306,15 +316,81 @@ class RflySimBridge final : public System,
     }
   }
 
-  void reject(Rejection r, std::size_t n, const sockaddr_in& from) {
+  void reject(Rejection r, std::size_t n, const sockaddr_in& from, const std::string& why = "") {
     const int k = static_cast<int>(r);
     if (rejected_[k]++ == 0) {
       spdlog::warn(
           "{}: rejected a datagram from {}:{}: {} ({}); not applied. Further ones of this "
           "kind are counted (outCopterData[{}]) and reported at exit",
           who_, inet_ntoa(from.sin_addr), ntohs(from.sin_port), rflysim::rejection_name(r),
-          rflysim::describe(r, rx_.data(), n, copter_id_), 3 + k);
+          why.empty() ? rflysim::describe(r, rx_.data(), n, copter_id_) : why, 3 + k);
     }
+  }
+
+  // PX4ModelInParams (FaultInParams): the vehicle's fault state changes by the flagged entries;
+  // a state Kestrel can apply becomes FaultInjection rotor faults for the motors whose
+  // efficiency changed (handed over in hand_over_faults). Anything else is rejected whole.
+  void fault(const ecs::Registry& reg, std::size_t n, const sockaddr_in& from) {
+    rflysim::FaultParams p;
+    std::string why;
+    Rejection r = rflysim::decode_fault(rx_.data(), n, p, why);
+    std::vector<double> efficiency;
+    rflysim::FaultState next = faults_;
+    if (r == Rejection::kNone) {
+      next.apply(p);
+      why = fault_target_problem(reg);
+      if (why.empty()) {
+        const auto* rotors = reg.try_get<c::RotorVelocities>(vehicle_.model);
+        why = rflysim::motor_efficiencies(next, rotors ? rotors->velocity.size() : 0, efficiency);
+      }
+      if (!why.empty()) r = Rejection::kFault;
+    }
+    if (r != Rejection::kNone) {
+      reject(r, n, from, why);
+      return;
+    }
+    faults_ = next;
+    if (faults_applied_++ == 0) {
+      spdlog::info("{}: first fault parameters (PX4ModelInParams, fault ID {}) from {}:{}", who_,
+                   faults_.values[0], inet_ntoa(from.sin_addr), ntohs(from.sin_port));
+    }
+    fault_efficiency_.resize(efficiency.size(), 1.0);
+    const std::string model = reg.get<c::Name>(vehicle_.model).value;
+    for (std::size_t i = 0; i < efficiency.size(); ++i) {
+      if (efficiency[i] == fault_efficiency_[i]) continue;
+      pending_faults_ += fmt::format(
+          "<fault type=\"rotor\" model=\"{}\" rotor=\"{}\" "
+          "efficiency=\"{}\"/>",
+          model, i, efficiency[i]);
+      fault_efficiency_[i] = efficiency[i];
+    }
+  }
+
+  // Why this vehicle's faults cannot go to FaultInjection ("" when they can).
+  std::string fault_target_problem(const ecs::Registry& reg) const {
+    if (!reg.has<c::FaultCommandTopic>(vehicle_.world)) {
+      return "the world declares no FaultInjection system, which applies the faults (add <plugin "
+             "filename=\"kestrel-fault-injection-system\" "
+             "name=\"kestrel::systems::FaultInjection\"/> to the <world>)";
+    }
+    if (reg.parent(vehicle_.model) != vehicle_.world) {
+      return fmt::format("model '{}' is nested; FaultInjection's faults name models of the world",
+                         reg.scoped_name(vehicle_.model));
+    }
+    return "";
+  }
+
+  // The faults decided so far become FaultInjection's run-time command (components::
+  // FaultCommand), applied at its next PreUpdate; one already waiting there (from transport)
+  // goes first and these follow at the next step.
+  void hand_over_faults(ecs::Registry& reg) {
+    if (pending_faults_.empty()) return;
+    auto* cmd = reg.try_get<c::FaultCommand>(vehicle_.world);
+    if (!cmd) cmd = &reg.add<c::FaultCommand>(vehicle_.world);
+    if (!cmd->text.empty()) return;
+    cmd->text = std::move(pending_faults_);
+    cmd->source = who_ + " (RflySim FaultInParams)";
+    pending_faults_.clear();
   }
 
   void send_truth(Duration t, const ecs::Registry& reg) {
@@ -350,6 +426,8 @@ class RflySimBridge final : public System,
     for (int k = 1; k < rflysim::kRejectionKinds; ++k) {
       d[3 + k] = static_cast<double>(rejected_[k]);
     }
+    d[11] = static_cast<double>(faults_applied_);
+    d[12] = faults_.values[0];  // the fault ID in force
     send(rflysim::encode_doubles(d.data(), d.size()));
   }
 
@@ -383,7 +461,10 @@ class RflySimBridge final : public System,
   std::array<std::uint8_t, 2048> rx_{};
   Command active_;
   unsigned modes_seen_ = 0;
-  std::uint64_t applied_ = 0;
+  std::uint64_t applied_ = 0, faults_applied_ = 0;
+  rflysim::FaultState faults_;            // FaultInParams in force
+  std::vector<double> fault_efficiency_;  // by actuator number, as last handed to FaultInjection
+  std::string pending_faults_;            // <fault> elements not yet handed over
   std::array<std::uint64_t, rflysim::kRejectionKinds> rejected_{};
 };
 

@@ -1,5 +1,6 @@
 #include "sitl/rflysim/packet.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -73,12 +74,14 @@ const char* rejection_name(Rejection r) {
       return "bad setpoint value";
     case Rejection::kUnsupported:
       return "mode the model cannot fly";
+    case Rejection::kFault:
+      return "fault Kestrel cannot apply";
   }
   return "?";
 }
 
 Rejection decode(const std::uint8_t* data, std::size_t n, int copter_id, Command& out) {
-  if (n != kIntFloatSize && n != kDoubCtrlsSize) return Rejection::kSize;
+  if (n != kIntFloatSize && n != kDoubCtrlsSize) return Rejection::kSize;  // (264: decode_fault)
   if (read_i32(data) != kChecksum) return Rejection::kChecksum;
   Command c;
   c.copter_id = read_i32(data + 4);
@@ -100,10 +103,15 @@ Rejection decode(const std::uint8_t* data, std::size_t n, int copter_id, Command
 std::string describe(Rejection r, const std::uint8_t* data, std::size_t n, int copter_id) {
   switch (r) {
     case Rejection::kSize:
-      return fmt::format("{} bytes, expected {} (PX4SILIntFloat) or {} (DllInDoubCtrls)", n,
-                         kIntFloatSize, kDoubCtrlsSize);
+      return fmt::format("{} bytes, expected {} (PX4SILIntFloat), {} (DllInDoubCtrls) or {} "
+                         "(PX4ModelInParams)",
+                         n, kIntFloatSize, kDoubCtrlsSize, kModelInParamsSize);
     case Rejection::kChecksum:
-      return fmt::format("checksum {} instead of {}", read_i32(data), kChecksum);
+      return n == kModelInParamsSize
+                 ? fmt::format("checksum {} instead of {} (PX4ModelInParams carrying "
+                               "FaultInParams)",
+                               read_i32(data), kFaultChecksum)
+                 : fmt::format("checksum {} instead of {}", read_i32(data), kChecksum);
     case Rejection::kCopterId:
       return fmt::format("CopterID {}, this vehicle is {}", read_i32(data + 4), copter_id);
     case Rejection::kMode:
@@ -114,10 +122,92 @@ std::string describe(Rejection r, const std::uint8_t* data, std::size_t n, int c
       return "a setpoint the mode uses is NaN or infinite, or a motor command is outside 0..1";
     case Rejection::kUnsupported:
       return "modes 1 and 2 drive the model's MulticopterVelocityControl, and it has none";
+    case Rejection::kFault:
+      return "fault parameters Kestrel cannot apply";
     case Rejection::kNone:
       break;
   }
   return "valid";
+}
+
+Rejection decode_fault(const std::uint8_t* data, std::size_t n, FaultParams& out,
+                       std::string& why) {
+  if (n != kModelInParamsSize) return Rejection::kSize;
+  const std::int32_t checksum = read_i32(data);
+  if (checksum == kInitChecksum) {
+    why = fmt::format("checksum {}: InitInParams (re-initialising the model's parameters) is not "
+                      "supported; Kestrel maps FaultInParams (checksum {}) only",
+                      kInitChecksum, kFaultChecksum);
+    return Rejection::kFault;
+  }
+  if (checksum != kFaultChecksum) return Rejection::kChecksum;
+  FaultParams p;
+  p.bitmask = read_u32(data + 4);
+  for (std::size_t i = 0; i < 32; ++i) p.values[i] = read_f64(data + 8 + 8 * i);
+  if (p.bitmask == 0) {
+    why = "Bitmask 0: the packet sets no InParams entry";
+    return Rejection::kFault;
+  }
+  for (std::size_t i = 0; i < 32; ++i) {
+    if ((p.bitmask >> i & 1u) && !std::isfinite(p.values[i])) {
+      why = fmt::format("InParams[{}] = {} (flagged in Bitmask) is not a finite number", i,
+                        p.values[i]);
+      return Rejection::kFault;
+    }
+  }
+  out = p;
+  return Rejection::kNone;
+}
+
+void FaultState::apply(const FaultParams& p) {
+  for (std::size_t i = 0; i < 32; ++i) {
+    if (p.bitmask >> i & 1u) values[i] = p.values[i];
+  }
+  written |= p.bitmask;
+}
+
+std::string motor_efficiencies(const FaultState& s, std::size_t rotors,
+                               std::vector<double>& efficiency) {
+  efficiency.assign(rotors, 1.0);
+  const double id = s.values[0];
+  if (id == 0) return "";
+  if (id != kMotorFaultId) {
+    return fmt::format("fault ID {} (InParams[0]): Kestrel maps {} (motor fault: InParams[1..8] "
+                       "the motors' efficiencies) and 0 (no fault) only",
+                       id, kMotorFaultId);
+  }
+  if (rotors == 0) return "motor fault: the model has no motors";
+  std::string unset;
+  for (std::size_t k = 1; k <= std::min<std::size_t>(rotors, 8); ++k) {
+    if (!(s.written >> k & 1u)) {
+      unset += fmt::format("{}{}", unset.empty() ? "" : ", ", k);
+      continue;
+    }
+    const double e = s.values[k];
+    if (!(e >= 0 && e <= 1)) {
+      return fmt::format("motor fault: InParams[{}] = {} is motor {}'s efficiency, expected 0..1 "
+                         "(0 = failed, 1 = healthy)",
+                         k, e, k);
+    }
+    efficiency[k - 1] = e;
+  }
+  if (!unset.empty()) {
+    return fmt::format("motor fault: InParams[{}] never set; the model's {} motors each need "
+                       "their efficiency (InParams[1..{}])",
+                       unset, rotors, std::min<std::size_t>(rotors, 8));
+  }
+  return "";
+}
+
+std::vector<std::uint8_t> encode_model_in_params(std::uint32_t bitmask,
+                                                 const std::array<double, 32>& values,
+                                                 std::int32_t checksum) {
+  std::vector<std::uint8_t> out;
+  out.reserve(kModelInParamsSize);
+  write_u32(out, std::bit_cast<std::uint32_t>(checksum));
+  write_u32(out, bitmask);
+  for (double v : values) write_u64(out, std::bit_cast<std::uint64_t>(v));
+  return out;
 }
 
 std::vector<std::uint8_t> encode_int_float(int copter_id, const std::array<std::int32_t, 8>& ints,

@@ -7,6 +7,8 @@
 ///   PX4SILIntFloat  {int32 checksum; int32 CopterID; int32 inSILInts[8]; float inSILFLoats[20];}
 ///                   120 bytes
 ///   DllInDoubCtrls  {int32 checksum; int32 CopterID; double inDoubCtrls[28];}   232 bytes
+///   PX4ModelInParams {int32 checksum; uint32 Bitmask; double InParams[32];}     264 bytes
+///                   (fault parameters: RflySim's FaultParamAPI.FaultInParams; no CopterID)
 /// Outputs (to 30101 + 2·(CopterID − 1)): VehileInfo60d (60 doubles, 480 bytes) and
 /// outCopterData (32 doubles, 256 bytes), each one datagram, told apart by size. On request
 /// (the plugin's <hil_sensor_port>, <hil_gps_port>): HILSensor30d and HILGPS30d (30 doubles,
@@ -32,6 +34,14 @@ inline constexpr std::size_t kDoubCtrlsSize = 4 + 4 + 28 * 8;         ///< DllIn
 inline constexpr std::size_t kVehicleInfoDoubles = 60;                ///< VehileInfo60d
 inline constexpr std::size_t kCopterDataDoubles = 32;                 ///< outCopterData
 inline constexpr std::size_t kHilDoubles = 30;                        ///< HILSensor30d, HILGPS30d
+inline constexpr std::size_t kModelInParamsSize = 4 + 4 + 32 * 8;     ///< PX4ModelInParams
+/// PX4ModelInParams' checksum when it carries FaultInParams ...
+inline constexpr std::int32_t kFaultChecksum = 1234567891;
+/// ... and when it carries InitInParams (re-initialise the model: not supported).
+inline constexpr std::int32_t kInitChecksum = 1234567892;
+/// FaultInParams[0] of a motor fault (RflyMAD's ID); [1..8] the efficiencies of motors 1..8.
+inline constexpr double kMotorFaultId = 123450;
+
 /// The UDP port CopterSim listens on for vehicle `copter_id` (1, 2, ...): 30100 + 2·(ID − 1).
 int input_port(int copter_id);
 /// The UDP port CopterSim sends the vehicle's outputs to: 30101 + 2·(ID − 1).
@@ -55,8 +65,11 @@ enum class Rejection : int {
   kValue,        ///< a used setpoint is NaN or infinite, or a motor command is outside 0..1
   kUnsupported,  ///< valid, but the model cannot fly the mode (set by the bridge: modes 1 and 2
                  ///< need a MulticopterVelocityControl on the model)
+  kFault,        ///< fault parameters Kestrel cannot apply (InitInParams, an empty Bitmask, a
+                 ///< NaN/∞ value, an unknown fault ID, an efficiency outside 0..1, a motor
+                 ///< entry never set, a world without FaultInjection)
 };
-inline constexpr int kRejectionKinds = 7;
+inline constexpr int kRejectionKinds = 8;
 /// A short name for messages ("wrong size", "wrong checksum", ...).
 const char* rejection_name(Rejection r);
 
@@ -75,6 +88,38 @@ Rejection decode(const std::uint8_t* data, std::size_t n, int copter_id, Command
 /// One line on what was wrong with a datagram `decode` refused with `r` ("120 or 232 bytes
 /// expected, got 100", "checksum 5 instead of 1234567897", "CopterID 2, this vehicle is 1").
 std::string describe(Rejection r, const std::uint8_t* data, std::size_t n, int copter_id);
+
+/// PX4ModelInParams as received: which InParams it sets (Bitmask bit i = InParams[i]).
+struct FaultParams {
+  std::uint32_t bitmask = 0;
+  std::array<double, 32> values{};
+};
+
+/// Decodes a 264-byte PX4ModelInParams: kChecksum unless 1234567891 (or 1234567892), kFault with
+/// `why` for InitInParams (1234567892), an empty Bitmask or a flagged value that is NaN or ∞.
+Rejection decode_fault(const std::uint8_t* data, std::size_t n, FaultParams& out,
+                       std::string& why);
+
+/// The FaultInParams a vehicle holds: CopterSim's model keeps them between packets, a packet
+/// changing only the entries its Bitmask flags. All 0 (no fault) at the start and after a reset.
+struct FaultState {
+  std::array<double, 32> values{};
+  std::uint32_t written = 0;  ///< entries set since the start (or the last reset)
+  void apply(const FaultParams& p);
+};
+
+/// What `s` asks of a model with `rotors` motors (actuator numbers 0..rotors−1): each motor's
+/// efficiency 0..1 in `efficiency` (1 = healthy). InParams[0] is the fault ID: 0 = no fault (all
+/// 1); kMotorFaultId: InParams[k] is motor k's efficiency (actuator number k − 1), k = 1..8, and
+/// every motor of the model must have its entry set; any other ID cannot be mapped. Returns "" or
+/// why the state cannot be applied.
+std::string motor_efficiencies(const FaultState& s, std::size_t rotors,
+                               std::vector<double>& efficiency);
+
+/// Encodes PX4ModelInParams (tests and tools).
+std::vector<std::uint8_t> encode_model_in_params(std::uint32_t bitmask,
+                                                 const std::array<double, 32>& values,
+                                                 std::int32_t checksum = kFaultChecksum);
 
 /// Encodes PX4SILIntFloat (tests and tools; the peer test has its own independent encoder).
 std::vector<std::uint8_t> encode_int_float(int copter_id, const std::array<std::int32_t, 8>& ints,

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <initializer_list>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace kestrel::sitl::rflysim {
 namespace {
@@ -178,6 +180,77 @@ TEST(RflySimPacket, HilSensorAndGpsFollowHilSensorAndHilGpsFieldOrder) {
                              35999.5, 3, 10};
   for (int i = 0; i <= 12; ++i) EXPECT_EQ(p[i], expected[i]) << i;
   for (std::size_t i = 13; i < p.size(); ++i) EXPECT_EQ(p[i], 0) << i;
+}
+
+TEST(RflySimPacket, ModelInParamsDecodesAndOnlyTheMotorFaultMaps) {
+  std::array<double, 32> v{};
+  v[0] = kMotorFaultId;
+  v[1] = 0.6;
+  v[2] = 0.8;
+  v[3] = v[4] = 1;
+  auto b = encode_model_in_params(0b11111, v);
+  ASSERT_EQ(b.size(), 264u);
+  // checksum 1234567891 = 0x499602D3, Bitmask at 4, InParams[0] at 8, little-endian.
+  EXPECT_EQ(b[0], 0xD3);
+  EXPECT_EQ(b[3], 0x49);
+  EXPECT_EQ(b[4], 0x1F);
+  EXPECT_EQ(b[5], 0);
+  FaultParams p;
+  std::string why;
+  ASSERT_EQ(decode_fault(b.data(), b.size(), p, why), Rejection::kNone) << why;
+  EXPECT_EQ(p.bitmask, 0b11111u);
+  EXPECT_EQ(p.values[0], 123450);
+  EXPECT_EQ(p.values[2], 0.8);
+
+  // The state keeps what earlier packets set; a packet changes the flagged entries only.
+  FaultState s;
+  std::vector<double> e;
+  EXPECT_EQ(motor_efficiencies(s, 4, e), "");  // ID 0: no fault
+  EXPECT_EQ(e, (std::vector<double>{1, 1, 1, 1}));
+  FaultParams id_only;
+  id_only.bitmask = 1;
+  id_only.values[0] = kMotorFaultId;
+  s.apply(id_only);
+  EXPECT_NE(motor_efficiencies(s, 4, e).find("InParams[1, 2, 3, 4] never set"),
+            std::string::npos)
+      << motor_efficiencies(s, 4, e);
+  s.apply(p);
+  EXPECT_EQ(motor_efficiencies(s, 4, e), "");
+  EXPECT_EQ(e, (std::vector<double>{0.6, 0.8, 1, 1}));
+  FaultParams one;
+  one.bitmask = 1u << 3;
+  one.values[3] = 0;
+  s.apply(one);
+  EXPECT_EQ(motor_efficiencies(s, 6, e).find("InParams[5, 6] never set") != std::string::npos,
+            true);
+  EXPECT_EQ(motor_efficiencies(s, 4, e), "");
+  EXPECT_EQ(e, (std::vector<double>{0.6, 0.8, 0, 1}));
+  one.values[3] = 1.5;
+  s.apply(one);
+  EXPECT_NE(motor_efficiencies(s, 4, e).find("InParams[3] = 1.5 is motor 3's efficiency"),
+            std::string::npos);
+  s.values[0] = 123451;  // an ID Kestrel does not map
+  EXPECT_NE(motor_efficiencies(s, 4, e).find("fault ID 123451"), std::string::npos);
+
+  // Rejections: size, checksum, InitInParams, nothing flagged, a flagged NaN (an unflagged one
+  // is not looked at).
+  EXPECT_EQ(decode_fault(b.data(), 263, p, why), Rejection::kSize);
+  auto bad = encode_model_in_params(1, v, 1234567897);
+  EXPECT_EQ(decode_fault(bad.data(), bad.size(), p, why), Rejection::kChecksum);
+  EXPECT_EQ(describe(Rejection::kChecksum, bad.data(), bad.size(), 1),
+            "checksum 1234567897 instead of 1234567891 (PX4ModelInParams carrying FaultInParams)");
+  bad = encode_model_in_params(1, v, kInitChecksum);
+  EXPECT_EQ(decode_fault(bad.data(), bad.size(), p, why), Rejection::kFault);
+  EXPECT_NE(why.find("InitInParams"), std::string::npos);
+  bad = encode_model_in_params(0, v);
+  EXPECT_EQ(decode_fault(bad.data(), bad.size(), p, why), Rejection::kFault);
+  EXPECT_NE(why.find("Bitmask 0"), std::string::npos);
+  v[7] = std::numeric_limits<double>::quiet_NaN();
+  bad = encode_model_in_params(1u << 7, v);
+  EXPECT_EQ(decode_fault(bad.data(), bad.size(), p, why), Rejection::kFault);
+  EXPECT_NE(why.find("InParams[7]"), std::string::npos);
+  bad = encode_model_in_params(1, v);
+  EXPECT_EQ(decode_fault(bad.data(), bad.size(), p, why), Rejection::kNone);
 }
 
 }  // namespace
