@@ -1602,6 +1602,12 @@ TEST(RflySimBridge, MotorFaultParametersBecomeFaultInjectionRotorFaults) {
   peer.send(rflysim::encode_model_in_params(1u << 3, too_much));
   peer.send(rflysim::encode_model_in_params(0b11111, p, rflysim::kInitChecksum));
   peer.send(rflysim::encode_model_in_params(0b11111, p, 5));
+  // TerrainIn15d as RflySim's SDK packs it ("ii20f", checksum 1234567881): refused by name.
+  std::vector<std::uint8_t> terrain(88, 0);
+  const std::int32_t terrain_checksum = rflysim::kTerrainChecksum;
+  std::memcpy(terrain.data(), &terrain_checksum, 4);  // little-endian host
+  terrain[4] = 13;
+  peer.send(terrain);
   run(50);
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("fault Kestrel cannot apply (fault ID 123455 (InParams[0]): Kestrel maps "
@@ -1611,13 +1617,17 @@ TEST(RflySimBridge, MotorFaultParametersBecomeFaultInjectionRotorFaults) {
   EXPECT_EQ(err.find("fault Kestrel cannot apply"), err.rfind("fault Kestrel cannot apply"));
   EXPECT_NE(err.find("wrong checksum (checksum 5 instead of 1234567891"), std::string::npos)
       << err;
+  EXPECT_NE(err.find("input the model does not take (TerrainIn15d (checksum 1234567881)"),
+            std::string::npos)
+      << err;
   EXPECT_EQ(reg.get<c::RotorFaults>(model).efficiency,
             (std::vector<double>{1, 0.5}));  // rotors 2 and 3 were never faulted
   ASSERT_TRUE(peer.receive(truth, data));
   EXPECT_EQ(data[10], 3);  // fault Kestrel cannot apply: unknown ID, 1.5, InitInParams
   EXPECT_EQ(data[5], 1);   // wrong checksum
-  EXPECT_EQ(data[11], 2);  // fault parameter packets applied
-  EXPECT_EQ(data[12], rflysim::kMotorFaultId);
+  EXPECT_EQ(data[11], 1);  // input the model does not take: TerrainIn15d
+  EXPECT_EQ(data[12], 2);  // fault parameter packets applied
+  EXPECT_EQ(data[13], rflysim::kMotorFaultId);
   EXPECT_NEAR(truth[17] * 2 * M_PI / 60, 400, 0.5);  // MotorRPMS[1]: motor 2 spins
 
   // Fault ID 0: no fault, every motor healthy again.

@@ -14,8 +14,9 @@ Starts `KESTREL run WORLD --rflysim x3:1`, then
   1. climb: mode 1, NED velocity (0, 0, -1) -> PosE down decreases at 1 m/s (±0.05) after 3 s;
   2. yaw:   mode 1, zero velocity, yaw rate 0.5 rad/s -> AngEuler yaw grows at 0.5 rad/s (±0.05);
   3. bad packets: 3 wrong checksum, 2 wrong size, 1 unknown CopterID, 1 unknown mode, each
-     carrying a 3 m/s descent -> not applied (the vehicle holds height) and counted in
-     outCopterData[4..7]; Kestrel's log names each kind once and reports the counts at exit.
+     carrying a 3 m/s descent, and a TerrainIn15d -> not applied (the vehicle holds height) and
+     counted in outCopterData[4..7], [11]; Kestrel's log names each kind once and reports the
+     counts at exit.
 Then a second run of the same world with the bridge declared in the model and HILSensor30d and
 HILGPS30d requested (<hil_sensor_port>, <hil_gps_port>), the vehicle at rest on the ground:
   4. sensors: HILSensor30d at 250 Hz (time_usec on multiples of 4000) with the specific force
@@ -284,9 +285,9 @@ def main():
         r = peer.truth[16:20]
         check(r[1] < 0.05 * rpm and all(abs(r[i] - rpm) < 5 for i in (0, 2, 3)),
               "motor fault on motor 2: MotorRPMS %s" % ["%.1f" % v for v in r])
-        check(peer.data[11] == 1 and peer.data[12] == 123450,
-              "outCopterData[11] (fault packets) %g, [12] (fault ID) %g" % (peer.data[11],
-                                                                          peer.data[12]))
+        check(peer.data[12] == 1 and peer.data[13] == 123450,
+              "outCopterData[12] (fault packets) %g, [13] (fault ID) %g" % (peer.data[12],
+                                                                          peer.data[13]))
         peer.send(model_in_params(1, [123459]))  # no such fault: refused, nothing changes
         peer.send(model_in_params(1, [0]))  # no fault
         peer.run_for(0.5)
@@ -334,6 +335,8 @@ def main():
             peer.send(int_float(1, down)[:n] if n < 120 else int_float(1, down) + b"\0")
         peer.send(int_float(1, down, copter_id=2))
         peer.send(int_float(7, down))
+        # TerrainIn15d as RflySim's SDK packs it: "ii20f", checksum 1234567881, 15 values.
+        peer.send(struct.pack("<ii20f", 1234567881, COPTER_ID, *([-3.0] * 15 + [0.0] * 5)))
         hold = []
         peer.run_for(1.5, hold)
         d = peer.data
@@ -341,6 +344,8 @@ def main():
         check(d[5] == 3, "outCopterData[5] (wrong checksum) is %g, expected 3" % d[5])
         check(d[6] == 1, "outCopterData[6] (unknown CopterID) is %g, expected 1" % d[6])
         check(d[7] == 1, "outCopterData[7] (unknown mode) is %g, expected 1" % d[7])
+        check(d[11] == 1, "outCopterData[11] (input the model does not take) is %g, expected 1"
+              % d[11])
         check(d[3] > applied_before, "valid commands still applied (%g > %g)" % (d[3],
                                                                                  applied_before))
         worst = max(abs(s[5]) for _, s in hold)
@@ -350,12 +355,13 @@ def main():
     rc, log = peer.stop()
     check(rc == 0, "kestrel exited with %d on SIGINT" % rc)
     for kind in ("wrong size", "wrong checksum", "unknown CopterID", "unknown mode",
-                 "fault Kestrel cannot apply"):
+                 "fault Kestrel cannot apply", "input the model does not take"):
         lines = [l for l in log.splitlines() if "rejected a datagram" in l and kind in l]
         check(len(lines) == 1, "the log names '%s' once (%d lines)" % (kind, len(lines)))
     check("2 fault parameter packets applied; rejected: 2 wrong size, 3 wrong checksum, 1 unknown "
           "CopterID, 1 unknown mode, 0 bad setpoint value, 0 mode the model cannot fly, 1 fault "
-          "Kestrel cannot apply" in log, "the exit line reports the counts")
+          "Kestrel cannot apply, 1 input the model does not take" in log,
+          "the exit line reports the counts")
     os.unlink(peer.log.name)
     hil_log = check_hil(sys.argv[1], sys.argv[2])
     if failures:

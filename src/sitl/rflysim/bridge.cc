@@ -71,9 +71,9 @@ class RflySimBridge final : public System,
     spdlog::info(
         "{}: {} commands and {} fault parameter packets applied; rejected: {} wrong size, {} "
         "wrong checksum, {} unknown CopterID, {} unknown mode, {} bad setpoint value, {} mode "
-        "the model cannot fly, {} fault Kestrel cannot apply",
+        "the model cannot fly, {} fault Kestrel cannot apply, {} input the model does not take",
         who_, applied_, faults_applied_, rejected_[1], rejected_[2], rejected_[3], rejected_[4],
-        rejected_[5], rejected_[6], rejected_[7]);
+        rejected_[5], rejected_[6], rejected_[7], rejected_[8]);
   }
 
   void configure(ecs::Entity entity, const Element& cfg, ecs::Registry& reg,
@@ -426,8 +426,8 @@ class RflySimBridge final : public System,
     for (int k = 1; k < rflysim::kRejectionKinds; ++k) {
       d[3 + k] = static_cast<double>(rejected_[k]);
     }
-    d[11] = static_cast<double>(faults_applied_);
-    d[12] = faults_.values[0];  // the fault ID in force
+    d[12] = static_cast<double>(faults_applied_);
+    d[13] = faults_.values[0];  // the fault ID in force
     send(rflysim::encode_doubles(d.data(), d.size()));
   }
 

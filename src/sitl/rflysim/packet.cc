@@ -76,11 +76,18 @@ const char* rejection_name(Rejection r) {
       return "mode the model cannot fly";
     case Rejection::kFault:
       return "fault Kestrel cannot apply";
+    case Rejection::kModelInput:
+      return "input the model does not take";
   }
   return "?";
 }
 
 Rejection decode(const std::uint8_t* data, std::size_t n, int copter_id, Command& out) {
+  if (n == kModelInputSize) {
+    const std::int32_t checksum = read_i32(data);
+    return checksum == kTerrainChecksum || checksum == kCollisionChecksum ? Rejection::kModelInput
+                                                                          : Rejection::kChecksum;
+  }
   if (n != kIntFloatSize && n != kDoubCtrlsSize) return Rejection::kSize;  // (264: decode_fault)
   if (read_i32(data) != kChecksum) return Rejection::kChecksum;
   Command c;
@@ -107,6 +114,10 @@ std::string describe(Rejection r, const std::uint8_t* data, std::size_t n, int c
                          "(PX4ModelInParams)",
                          n, kIntFloatSize, kDoubCtrlsSize, kModelInParamsSize);
     case Rejection::kChecksum:
+      if (n == kModelInputSize) {
+        return fmt::format("checksum {} instead of {} (TerrainIn15d) or {} (inCollision20d)",
+                           read_i32(data), kTerrainChecksum, kCollisionChecksum);
+      }
       return n == kModelInParamsSize
                  ? fmt::format("checksum {} instead of {} (PX4ModelInParams carrying "
                                "FaultInParams)",
@@ -124,6 +135,13 @@ std::string describe(Rejection r, const std::uint8_t* data, std::size_t n, int c
       return "modes 1 and 2 drive the model's MulticopterVelocityControl, and it has none";
     case Rejection::kFault:
       return "fault parameters Kestrel cannot apply";
+    case Rejection::kModelInput:
+      return read_i32(data) == kTerrainChecksum
+                 ? "TerrainIn15d (checksum 1234567881): the terrain input of CopterSim's model "
+                   "DLL; Kestrel's ground is the world's collision geometry, which does not "
+                   "change at run time"
+                 : "inCollision20d (checksum 1234567880): RflySim3D's collision input to "
+                   "CopterSim's model DLL; Kestrel's physics finds its own contacts";
     case Rejection::kNone:
       break;
   }

@@ -9,6 +9,8 @@
 ///   DllInDoubCtrls  {int32 checksum; int32 CopterID; double inDoubCtrls[28];}   232 bytes
 ///   PX4ModelInParams {int32 checksum; uint32 Bitmask; double InParams[32];}     264 bytes
 ///                   (fault parameters: RflySim's FaultParamAPI.FaultInParams; no CopterID)
+///   TerrainIn15d, inCollision20d {int32 checksum; int32 CopterID; float values[20];}  88 bytes
+///                   (inputs of CopterSim's model DLL Kestrel's models lack: refused by name)
 /// Outputs (to 30101 + 2·(CopterID − 1)): VehileInfo60d (60 doubles, 480 bytes) and
 /// outCopterData (32 doubles, 256 bytes), each one datagram, told apart by size. On request
 /// (the plugin's <hil_sensor_port>, <hil_gps_port>): HILSensor30d and HILGPS30d (30 doubles,
@@ -35,6 +37,10 @@ inline constexpr std::size_t kVehicleInfoDoubles = 60;                ///< Vehil
 inline constexpr std::size_t kCopterDataDoubles = 32;                 ///< outCopterData
 inline constexpr std::size_t kHilDoubles = 30;                        ///< HILSensor30d, HILGPS30d
 inline constexpr std::size_t kModelInParamsSize = 4 + 4 + 32 * 8;     ///< PX4ModelInParams
+/// TerrainIn15d and inCollision20d (RflySim's SDK packs both as "ii20f").
+inline constexpr std::size_t kModelInputSize = 4 + 4 + 20 * 4;
+inline constexpr std::int32_t kTerrainChecksum = 1234567881;           ///< TerrainIn15d
+inline constexpr std::int32_t kCollisionChecksum = 1234567880;         ///< inCollision20d
 /// PX4ModelInParams' checksum when it carries FaultInParams ...
 inline constexpr std::int32_t kFaultChecksum = 1234567891;
 /// ... and when it carries InitInParams (re-initialise the model: not supported).
@@ -68,8 +74,9 @@ enum class Rejection : int {
   kFault,        ///< fault parameters Kestrel cannot apply (InitInParams, an empty Bitmask, a
                  ///< NaN/∞ value, an unknown fault ID, an efficiency outside 0..1, a motor
                  ///< entry never set, a world without FaultInjection)
+  kModelInput,   ///< TerrainIn15d or inCollision20d: inputs Kestrel's models do not take
 };
-inline constexpr int kRejectionKinds = 8;
+inline constexpr int kRejectionKinds = 9;
 /// A short name for messages ("wrong size", "wrong checksum", ...).
 const char* rejection_name(Rejection r);
 
@@ -82,7 +89,8 @@ struct Command {
 };
 
 /// Decodes one datagram addressed to vehicle `copter_id`. Returns kNone and fills `out` when it
-/// is valid; otherwise the first reason in the order size, checksum, CopterID, mode, value.
+/// is valid; otherwise the first reason in the order size, checksum, CopterID, mode, value. An
+/// 88-byte TerrainIn15d or inCollision20d is kModelInput (after its checksum is checked).
 Rejection decode(const std::uint8_t* data, std::size_t n, int copter_id, Command& out);
 
 /// One line on what was wrong with a datagram `decode` refused with `r` ("120 or 232 bytes

@@ -253,5 +253,29 @@ TEST(RflySimPacket, ModelInParamsDecodesAndOnlyTheMotorFaultMaps) {
   EXPECT_EQ(decode_fault(bad.data(), bad.size(), p, why), Rejection::kNone);
 }
 
+TEST(RflySimPacket, TerrainAndCollisionInputsAreRecognisedAndRefusedByName) {
+  // "ii20f" as RflySim's SDK packs TerrainIn15d (1234567881) and inCollision20d (1234567880).
+  std::vector<std::uint8_t> b(88, 0);
+  auto put_checksum = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) b[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  };
+  Command c;
+  put_checksum(1234567881);
+  EXPECT_EQ(decode(b.data(), b.size(), 1, c), Rejection::kModelInput);
+  EXPECT_NE(describe(Rejection::kModelInput, b.data(), b.size(), 1).find("TerrainIn15d"),
+            std::string::npos);
+  put_checksum(1234567880);
+  EXPECT_EQ(decode(b.data(), b.size(), 1, c), Rejection::kModelInput);
+  EXPECT_NE(describe(Rejection::kModelInput, b.data(), b.size(), 1).find("inCollision20d"),
+            std::string::npos);
+  put_checksum(1234567897);
+  EXPECT_EQ(decode(b.data(), b.size(), 1, c), Rejection::kChecksum);
+  EXPECT_EQ(describe(Rejection::kChecksum, b.data(), b.size(), 1),
+            "checksum 1234567897 instead of 1234567881 (TerrainIn15d) or 1234567880 "
+            "(inCollision20d)");
+  EXPECT_EQ(decode(b.data(), 87, 1, c), Rejection::kSize);
+  EXPECT_STREQ(rejection_name(Rejection::kModelInput), "input the model does not take");
+}
+
 }  // namespace
 }  // namespace kestrel::sitl::rflysim
