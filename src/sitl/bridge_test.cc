@@ -1648,6 +1648,50 @@ TEST(RflySimBridge, MotorFaultParametersBecomeFaultInjectionRotorFaults) {
   EXPECT_NE(err.find("the world declares no FaultInjection system"), std::string::npos) << err;
 }
 
+// A flood on the input port cannot hold a step: at most 64 datagrams are read per step, the
+// rest on the next steps, every one counted.
+TEST(RflySimBridge, AFloodIsReadAtMost64DatagramsPerStep) {
+  auto r = rflysim_world(11);
+  RflyPeer peer(11);
+  const auto bad = rflysim::encode_int_float(11, {0}, rfly_floats({}), 123456789);
+  testing::internal::CaptureStderr();
+  // 130 small datagrams fit loopback's default receive buffer (none dropped by the kernel).
+  for (int i = 0; i < 130; ++i) peer.send(bad);
+  usleep(20000);
+  std::vector<double> truth, data;
+  const std::vector<double> per_step{64, 128, 130};
+  for (double expected : per_step) {
+    r->step_once();  // 1 ms: the rate (1000 Hz) sends outCopterData every step
+    usleep(5000);
+    ASSERT_TRUE(peer.receive(truth, data));
+    ASSERT_EQ(data.size(), 32u);
+    EXPECT_EQ(data[5], expected) << "wrong-checksum datagrams counted so far";
+  }
+  testing::internal::GetCapturedStderr();
+}
+
+TEST(RflySimBridge, RatesWhosePeriodTheClockCannotHoldAreRefused) {
+  for (const char* p : {"", "<hil_sensor_port>30400</hil_sensor_port><hil_sensor_rate>1e12"
+                            "</hil_sensor_rate>"}) {
+    const double rate = std::string(p).empty() ? 1e12 : 100;
+    try {
+      rflysim_world(12, true, p, {}, rate);
+      ADD_FAILURE() << "a rate of 1e12 Hz was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Hz gives a period outside from 1 ns"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  try {
+    rflysim_world(12, true, "<vehicle_type>-1</vehicle_type>");
+    ADD_FAILURE() << "vehicle_type -1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("<vehicle_type> must be >= 0"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RflySimBridge, CommandLineAttachmentsTheWorldCannotTakeAreUsageErrors) {
   auto r = make_world();
   // IDs 1..10000 (the bridge's copter_id range), 1 without ":ID".

@@ -18,6 +18,7 @@
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
+#include "kestrel/core/time.h"
 #include "kestrel/sitl/sitl.h"
 #include "sitl/frames.h"
 #include "sitl/hil.h"
@@ -56,6 +57,21 @@ double positive(const Element& cfg, const char* name, double fallback, const std
   return v;
 }
 
+// 1 / <name> as a period the clock holds (at least 1 ns, below 292 years): a rate of 1e12 Hz
+// would round to a zero period (the send schedules would never advance), 1e-10 Hz overflow.
+Duration period_of(const Element& cfg, const char* name, double rate, const std::string& who) {
+  const auto d = checked_seconds(1.0 / rate, /*positive=*/true);
+  if (!d) {
+    throw Error(cfg.where(), fmt::format("{}: <{}> {} Hz gives a period outside {}", who, name,
+                                         rate, seconds_range(true)));
+  }
+  return *d;
+}
+
+// At most this many datagrams are read per step: a sender flooding the port cannot hold the
+// step (the rest wait in the socket's bounded kernel buffer, or are dropped there).
+constexpr int kMaxDatagramsPerStep = 64;
+
 class RflySimBridge final : public System,
                             public ISystemConfigure,
                             public ISystemPreUpdate,
@@ -92,8 +108,13 @@ class RflySimBridge final : public System,
     peer_address_ = cfg.get_or<std::string>("peer_address", "127.0.0.1");
     peer_port_ = cfg.get_or<int>("peer_port", rflysim::output_port(id));
     rate_ = positive(cfg, "rate", 100.0, who_);
-    period_ = from_seconds(1.0 / rate_);
+    period_ = period_of(cfg, "rate", rate_, who_);
     vehicle_type_ = cfg.get_or<int>("vehicle_type", 3);
+    if (vehicle_type_ < 0) {
+      throw Error(cfg.where(), fmt::format("{}: <vehicle_type> must be >= 0 (RflySim3D's class "
+                                           "ID), got {}",
+                                           who_, vehicle_type_));
+    }
     max_rotor_ = positive(cfg, "max_rotor_velocity", 800.0, who_);
     position_gain_ = positive(cfg, "position_gain", 1.0, who_);
     yaw_gain_ = positive(cfg, "yaw_gain", 1.0, who_);
@@ -217,8 +238,8 @@ class RflySimBridge final : public System,
     }
     hil_sensor_rate_ = positive(cfg, "hil_sensor_rate", 250.0, who_);
     hil_gps_rate_ = positive(cfg, "hil_gps_rate", 10.0, who_);
-    hil_sensor_period_ = from_seconds(1.0 / hil_sensor_rate_);
-    hil_gps_period_ = from_seconds(1.0 / hil_gps_rate_);
+    hil_sensor_period_ = period_of(cfg, "hil_sensor_rate", hil_sensor_rate_, who_);
+    hil_gps_period_ = period_of(cfg, "hil_gps_rate", hil_gps_rate_, who_);
     next_hil_sensor_ = hil_sensor_period_;
     next_hil_gps_ = hil_gps_period_;
     gps_report_.eph_cm = cfg.get_or<double>("gps_eph", 0.3) * 100.0;
@@ -281,9 +302,10 @@ class RflySimBridge final : public System,
     }
   }
 
-  // Reads every waiting datagram in arrival order; the last valid one becomes the command.
+  // Reads the waiting datagrams (at most kMaxDatagramsPerStep) in arrival order; the last
+  // valid one becomes the command.
   void receive(const ecs::Registry& reg) {
-    for (;;) {
+    for (int i = 0; i < kMaxDatagramsPerStep; ++i) {
       sockaddr_in from{};
       socklen_t len = sizeof from;
       const ssize_t n = ::recvfrom(socket_.get(), rx_.data(), rx_.size(), 0,
