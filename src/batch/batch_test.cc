@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <numbers>
 
 #include "kestrel/batch/apply.h"
 #include "kestrel/batch/executor.h"
@@ -15,6 +16,7 @@
 #include "kestrel/batch/results.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/world.h"
+#include "kestrel/world/setup.h"
 
 namespace kestrel::batch {
 namespace {
@@ -230,6 +232,88 @@ TEST(Apply, MassScalesTheInertiaAndNamesAMissingLink) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("p.yaml:7: mass/x3/arm: the world has no link 'w::x3::arm'"));
   }
+}
+
+std::string apply_error(const std::vector<Value>& values, sim::Runner& runner) {
+  try {
+    apply_values(values, runner);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A drawn pose reaches physics: the X3 of worlds/x3_mission.sdf (on the ground at z = 0.056 m
+// in the file) placed at (3, -2, 1.5) m turned 30 deg is there after configure and one 1 ms
+// step, as physics reports its links (1 ms of free fall: ~1e-5 m), each link where the file
+// puts it relative to the model. Roll and pitch of another run tilt it the same way.
+TEST(Apply, PoseIsWherePhysicsStartsTheModel) {
+  for (const bool tilted : {false, true}) {
+    sim::Runner runner(sim::Runner::Options{});
+    world::load_world_into_runner(kWorld, runner);
+    auto& r = runner.registry();
+    const ecs::Entity model = r.find_scoped("x3_mission::x3");
+    const ecs::Entity base = r.find_scoped("x3_mission::x3::base_link");
+    const ecs::Entity rotor = r.find_scoped("x3_mission::x3::rotor_0");
+    ASSERT_NE(rotor, ecs::kNullEntity);
+    // From the world file: each link's pose in the model.
+    const ignition::math::Pose3d X_MB = r.get<components::Pose>(base).value;
+    const ignition::math::Pose3d X_MR = r.get<components::Pose>(rotor).value;
+    ASSERT_NEAR(r.get<components::WorldPose>(base).value.Pos().Z(), 0.056, 1e-9);
+    std::vector<Value> v{{"pose/x3/yaw", 30, "p:1"},
+                         {"pose/x3/x", 3, "p:2"},
+                         {"pose/x3/y", -2, "p:3"},
+                         {"pose/x3/z", 1.5, "p:4"}};
+    if (tilted) {
+      v.push_back({"pose/x3/roll", 10, "p:5"});
+      v.push_back({"pose/x3/pitch", -20, "p:6"});
+    }
+    apply_values(v, runner);
+    runner.configure();
+    ASSERT_TRUE(runner.step_once());
+    const double deg = std::numbers::pi / 180;
+    const ignition::math::Pose3d X_WM(3, -2, 1.5, tilted ? 10 * deg : 0, tilted ? -20 * deg : 0,
+                                      30 * deg);
+    EXPECT_EQ(r.get<components::Pose>(model).value, X_WM) << "the model's pose in the world";
+    for (const auto& [link, X_ML] : {std::pair{base, X_MB}, std::pair{rotor, X_MR}}) {
+      // X_WL = X_WM X_ML, spelt out.
+      const ignition::math::Vector3d p = X_WM.Pos() + X_WM.Rot().RotateVector(X_ML.Pos());
+      const ignition::math::Quaterniond q = X_WM.Rot() * X_ML.Rot();
+      const auto& X_WL = r.get<components::WorldPose>(link).value;
+      EXPECT_NEAR(X_WL.Pos().Distance(p), 0, 1e-4) << r.scoped_name(link) << " at " << X_WL;
+      // The rotors may have started turning about their axis (the controller spins them up).
+      if (link == base) {
+        EXPECT_NEAR(X_WL.Rot().Euler().Distance(q.Euler()), 0, 1e-3) << r.scoped_name(link);
+      }
+    }
+    EXPECT_GT(r.get<components::WorldPose>(base).value.Pos().Z(), 1.49) << "not on the ground";
+  }
+}
+
+TEST(Apply, PoseNamesAModelTheWorldLacksAndAnOutOfRangeValue) {
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(kWorld, runner);
+  EXPECT_THAT(apply_error({{"pose/x4/x", 1, "p.yaml:7:3"}}, runner),
+              HasSubstr("p.yaml:7:3: pose/x4/x: the world has no model 'x3_mission::x4' (models "
+                        "in 'x3_mission': ground_plane, x3)"));
+  EXPECT_THAT(apply_error({{"pose/x3/base_link/z", 1, "p.yaml:8:3"}}, runner),
+              HasSubstr("p.yaml:8:3: pose/x3/base_link/z: the world has no model "
+                        "'x3_mission::x3::base_link' (models in 'x3_mission::x3': none)"));
+  EXPECT_THAT(apply_error({{"pose/x3/z", 2e9, "p.yaml:9:3"}}, runner),
+              HasSubstr("p.yaml:9:3: pose/x3/z: a world coordinate within +-1e+09 m needed, drew "
+                        "2000000000"));
+}
+
+TEST(Plan, PoseKeysNameAModelAndAComponent) {
+  const Plan p =
+      parse_plan(plan_text("  pose/x3/x: {uniform: [-1, 1]}\n  pose/x3/yaw: [0, 90]\n"), "p.yaml");
+  EXPECT_EQ(draw(p, 1).values[1].value, 90);
+  EXPECT_THAT(error_of(plan_text("  pose/x3/heading: [1]\n")),
+              HasSubstr("p.yaml:5:3: 'pose/x3/heading': expected pose/MODEL/C with C one of x, y, "
+                        "z [m], roll, pitch, yaw [deg]"));
+  EXPECT_THAT(error_of(plan_text("  pose/x: [1]\n")), HasSubstr("expected pose/MODEL/C"));
+  EXPECT_THAT(error_of(plan_text("  pose//x3/x: [1]\n")), HasSubstr("expected pose/MODEL/C"));
+  EXPECT_EQ(parse_set("pose/a/b/yaw=-45").key, "pose/a/b/yaw");
 }
 
 TEST(Shard, FromTheFlagOpenMpiAndSlurm) {

@@ -9,8 +9,11 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <span>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "kestrel/core/text.h"
@@ -122,22 +125,54 @@ struct Reader {
 
 }  // namespace
 
+namespace {
+
+// "A/B/C" split at '/', or nothing if a name is empty.
+std::optional<std::vector<std::string>> names_of(std::string_view path) {
+  std::vector<std::string> names;
+  for (std::size_t start = 0;;) {
+    const auto slash = path.find('/', start);
+    const auto name =
+        path.substr(start, slash == std::string_view::npos ? path.npos : slash - start);
+    if (name.empty()) return std::nullopt;
+    names.emplace_back(name);
+    if (slash == std::string_view::npos) return names;
+    start = slash + 1;
+  }
+}
+
+}  // namespace
+
+std::span<const std::string_view> pose_components() {
+  static constexpr std::string_view kComponents[] = {"x", "y", "z", "roll", "pitch", "yaw"};
+  return kComponents;
+}
+
 void check_key(const std::string& key, const std::string& where) {
   if (key == "wind_speed" || key == "wind_direction") return;
   if (key.starts_with("mass/")) {
-    const std::string path = key.substr(5);
     // MODEL[/NESTED...]/LINK: at least two non-empty names.
-    const auto slash = path.find('/');
-    if (slash != std::string::npos && slash > 0 && !path.ends_with('/') &&
-        path.find("//") == std::string::npos) {
-      return;
-    }
+    const auto names = names_of(std::string_view(key).substr(5));
+    if (names && names->size() >= 2) return;
     throw Error(where, "'" + key + "': expected mass/MODEL/LINK (nested models: mass/A/B/LINK)");
   }
-  const std::vector<std::string> keys{"wind_speed", "wind_direction", "mass/MODEL/LINK"};
+  if (key.starts_with("pose/")) {
+    // MODEL[/NESTED...]/COMPONENT.
+    const auto names = names_of(std::string_view(key).substr(5));
+    if (names && names->size() >= 2) {
+      const auto c = pose_components();
+      if (std::find(c.begin(), c.end(), names->back()) != c.end()) return;
+    }
+    throw Error(where, "'" + key +
+                           "': expected pose/MODEL/C with C one of x, y, z [m], roll, pitch, yaw "
+                           "[deg] (nested models: pose/A/B/C)");
+  }
+  const std::vector<std::string> keys{"wind_speed", "wind_direction", "mass/MODEL/LINK",
+                                      "pose/MODEL/x"};
   const std::string meant = closest_match(key, keys);
   throw Error(where, fmt::format("unknown parameter '{}'{}; expected wind_speed [m/s], "
-                                 "wind_direction [deg] or mass/MODEL/LINK [kg]",
+                                 "wind_direction [deg], mass/MODEL/LINK [kg] or "
+                                 "pose/MODEL/{{x,y,z,roll,pitch,yaw}} [m, deg]",
                                  key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
 }
 

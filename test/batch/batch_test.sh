@@ -120,7 +120,18 @@ contains "bad number" "$tmp/err" "bad2.yaml:4:29: wind_speed.uniform: expected a
 printf 'world: x3_short.sdf\nruns: 2\nvary:\n  mass/x3/no_such_link: [1]\n' >bad3.yaml
 expect 2 "a link the world does not have, before anything runs" "$kestrel" batch bad3.yaml --out bad
 contains "missing link" "$tmp/err" "bad3.yaml:4:3: mass/x3/no_such_link: the world has no link"
+printf 'world: x3_short.sdf\nruns: 2\nvary:\n  pose/x4/yaw: [1]\n' >bad4.yaml
+expect 2 "a model the world does not have, before anything runs" "$kestrel" batch bad4.yaml --out bad
+contains "missing model" "$tmp/err" "bad4.yaml:4:3: pose/x4/yaw: the world has no model 'x3_mission::x4' (models in 'x3_mission': ground_plane, x3)"
 [ -e bad/results.sqlite ] && { echo "FAIL: a bad plan created a database"; fails=$((fails+1)); }
+
+# An initial pose through --set (the batch's parse and apply): after one step physics has the X3
+# where it was put (on the ground, z as in the file), not at the file's origin. Exit 1: one step
+# does not complete the mission.
+expect 1 "kestrel run --set pose" "$kestrel" run x3_short.sdf --no-transport --iterations 1 \
+  --set pose/x3/x=1 --set pose/x3/y=5 --set pose/x3/yaw=90
+contains "the X3 starts at (1, 5)" "$tmp/out" "x3_mission::x3"
+contains "the X3 starts at (1, 5)" "$tmp/out" "at (1.000, 5.000, 0.056) m"
 
 # timed_out: a wall-clock limit far below a run's time; crashed: a run killed by a signal.
 printf 'world: x3_short.sdf\nruns: 1\ntimeout: 0.05\n' >slow.yaml

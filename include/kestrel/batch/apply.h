@@ -18,7 +18,14 @@ namespace kestrel::batch {
 ///   north, blowing south, -y; 90: from the east, blowing west, -x), keeping the magnitude;
 /// - mass/MODEL/LINK [kg, > 0]: the link's mass, its inertia scaled by the same factor (same
 ///   shape and mass distribution).
-/// @throws Error(value.where, ...) for a value out of range or a model or link not in the world.
+/// - pose/MODEL[/NESTED...]/C, C one of x, y, z [m, world ENU] and roll, pitch, yaw [deg, SDF's
+///   fixed-axis angles]: the model's world pose gets the components given (the rest kept from the
+///   world file), its Pose relative to its parent follows, and everything below it keeps its
+///   pose relative to the model (WorldPose moved with it: where physics builds the bodies). A
+///   model's components are applied together, models in the order of their names (a parent
+///   before its nested models).
+/// @throws Error(value.where, ...) for a value out of range or a model or link not in the world
+///         (naming the models there).
 void apply_values(std::span<const Value> values, ecs::Registry& registry, ecs::Entity world);
 
 /// The systems that read the world's wind (components::Wind), by their built-in names: a wind

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kestrel/core/error.h"
@@ -24,7 +26,7 @@ struct Distribution {
 
 /// One `vary:` entry.
 struct Parameter {
-  std::string key;  ///< "wind_speed", "wind_direction", "mass/MODEL/LINK"
+  std::string key;  ///< "wind_speed", "wind_direction", "mass/MODEL/LINK", "pose/MODEL/x", ...
   Distribution dist;
   std::string where;  ///< "plan.yaml:5" of the key
 };
@@ -66,6 +68,9 @@ RunSpec draw(const Plan& plan, std::uint64_t k);
 
 /// {"wind_speed": 1.5, ...} in plan order, numbers exactly as drawn (round-trip).
 std::string params_json(const RunSpec& run);
+
+/// The last name of a pose/MODEL/C key: x, y, z [m, world ENU], roll, pitch, yaw [deg].
+std::span<const std::string_view> pose_components();
 
 /// The keys a plan may vary (also `kestrel run --set`): checks the form of `key`.
 /// @throws Error(where, ...) naming the accepted forms.
