@@ -137,6 +137,76 @@ TEST(Plan, BadPlansNameFileLineAndWhatWasExpected) {
               HasSubstr("p.yaml:3:10: timeout: expected a time"));
 }
 
+// The grid's cartesian product in the documented order (the last parameter fastest), k mod G;
+// runs omitted: one per combination; vary beside it drawn per run; seeds still per run.
+TEST(Plan, GridRunsEveryCombinationInOrder) {
+  const std::string head = "world: " + kWorld + "\nseed: 11\n";
+  const Plan one = parse_plan(head +
+                                  "grid:\n  wind_speed: [0, 2]\n"
+                                  "  mass/x3/base_link: {range: [1.4, 1.6, 0.1]}\n",
+                              "p.yaml");
+  EXPECT_EQ(one.combinations, 6u);
+  EXPECT_EQ(one.runs, 6u);
+  const std::vector<std::pair<double, double>> expected{{0, 1.4}, {0, 1.5}, {0, 1.6},
+                                                        {2, 1.4}, {2, 1.5}, {2, 1.6}};
+  for (std::uint64_t k = 0; k < 6; ++k) {
+    const RunSpec r = draw(one, k);
+    ASSERT_EQ(r.values.size(), 2u);
+    EXPECT_EQ(r.values[0].key, "wind_speed");
+    EXPECT_EQ(r.values[0].value, expected[k].first) << k;
+    EXPECT_NEAR(r.values[1].value, expected[k].second, 1e-12) << k;
+    EXPECT_EQ(r.values[1].where, "p.yaml:5:3");
+  }
+  // Twice the grid, with a drawn parameter: run k and k + 6 share their combination, not their
+  // seed nor their draw; run k's values are those of the same k without the grid's repeat.
+  const Plan two = parse_plan(head +
+                                  "runs: 12\ngrid:\n  wind_speed: [0, 2]\n"
+                                  "  mass/x3/base_link: {range: [1.4, 1.6, 0.1]}\n"
+                                  "vary:\n  wind_direction: {uniform: [0, 360]}\n",
+                              "p.yaml");
+  for (std::uint64_t k = 0; k < 6; ++k) {
+    const RunSpec a = draw(two, k), b = draw(two, k + 6);
+    ASSERT_EQ(a.values.size(), 3u);
+    EXPECT_EQ(a.values[0].value, b.values[0].value);
+    EXPECT_EQ(a.values[1].value, b.values[1].value);
+    EXPECT_EQ(a.values[0].value, draw(one, k).values[0].value);
+    EXPECT_NE(a.values[2].value, b.values[2].value);
+    EXPECT_NE(a.seed, b.seed);
+    EXPECT_EQ(a.seed, draw(one, k).seed) << "the seed depends on (seed, k) only";
+  }
+  EXPECT_THAT(params_json(draw(two, 4)),
+              ::testing::StartsWith("{\"wind_speed\":2.0,\"mass/x3/base_link\":1.5"));
+}
+
+TEST(Plan, BadGridsNameTheirLine) {
+  const std::string head = "world: " + kWorld + "\n";
+  EXPECT_THAT(error_of(head + "runs: 4\ngrid:\n  wind_speed: [0, 1, 2]\n"),
+              HasSubstr("p.yaml:2:7: runs: 4 is not a multiple of the grid's 3 combinations "
+                        "(wind_speed 3)"));
+  EXPECT_THAT(
+      error_of(head + "runs: 5\ngrid:\n  wind_speed: [0, 1]\n  pose/x3/yaw: [0, 90, 180]\n"),
+      HasSubstr("p.yaml:2:7: runs: 5 is not a multiple of the grid's 6 combinations "
+                "(wind_speed 2 x pose/x3/yaw 3)"));
+  EXPECT_THAT(error_of(head + "grid:\n  wind_speed: {uniform: [0, 1]}\n"),
+              HasSubstr("p.yaml:3:15: grid: wind_speed: a grid takes a list [v0, v1, ...] or "
+                        "{range: [first, last, step]}, found a uniform distribution"));
+  EXPECT_THAT(error_of(head + "grid:\n  wind_speed: [1]\nvary:\n  wind_speed: [2]\n"),
+              HasSubstr("p.yaml:5:3: 'wind_speed' is both in vary and in grid (at p.yaml:3:3)"));
+  EXPECT_THAT(error_of(head + "seed: 1\n"), HasSubstr("p.yaml:1:1: missing 'runs'"));
+  EXPECT_THAT(error_of(head + "grid:\n  wind_speed: [1]\n  wind_speed: [2]\n"),
+              HasSubstr("p.yaml:4:3: 'wind_speed' given twice"));
+  EXPECT_THAT(error_of(head + "grid: [1]\n"),
+              HasSubstr("p.yaml:2:7: grid: expected a mapping of parameters"));
+  EXPECT_THAT(error_of(head + "gird:\n  wind_speed: [1]\n"),
+              HasSubstr("unknown key 'gird' (did you mean 'grid'?)"));
+  // 10^10 combinations.
+  std::string big = head + "grid:\n";
+  for (int i = 0; i < 10; ++i) {
+    big += "  pose/m" + std::to_string(i) + "/x: {range: [0, 9, 1]}\n";
+  }
+  EXPECT_THAT(error_of(big), HasSubstr("p.yaml:12:3: grid: more than 1000000000 combinations"));
+}
+
 TEST(Plan, SetParsesKeyAndValue) {
   const Value v = parse_set("wind_direction=123.5");
   EXPECT_EQ(v.key, "wind_direction");

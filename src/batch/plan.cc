@@ -191,15 +191,16 @@ Plan parse_plan(const std::string& text, const std::string& file) {
   Plan p;
   p.file = file;
   p.text = text;
-  static const std::vector<std::string> kKeys{"world",    "runs",    "seed",
-                                              "duration", "timeout", "vary"};
+  static const std::vector<std::string> kKeys{"world",   "runs", "seed", "duration",
+                                              "timeout", "grid", "vary"};
   std::set<std::string> seen;
+  YAML::Node runs_node;
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
       const std::string meant = closest_match(key, kKeys);
       rd.fail(kv.first, fmt::format("unknown key '{}'{}; expected one of world, runs, seed, "
-                                    "duration, timeout, vary",
+                                    "duration, timeout, grid, vary",
                                     key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
     }
     if (!seen.insert(key).second) rd.fail(kv.first, "'" + key + "' given twice");
@@ -215,6 +216,7 @@ Plan parse_plan(const std::string& text, const std::string& file) {
       }
     } else if (key == "runs") {
       p.runs = rd.count(v, "runs", 1);
+      runs_node = v;
     } else if (key == "seed") {
       p.seed = rd.count(v, "seed", 0);
     } else if (key == "duration") {
@@ -231,9 +233,11 @@ Plan parse_plan(const std::string& text, const std::string& file) {
         rd.fail(v, fmt::format("timeout: expected a time {}, found {} s", seconds_range(true),
                                p.timeout_s));
       }
-    } else {  // vary
+    } else {  // grid or vary
       if (v.IsNull()) continue;
-      if (!v.IsMap()) rd.fail(v, "vary: expected a mapping of parameters, found " + describe(v));
+      if (!v.IsMap()) {
+        rd.fail(v, key + ": expected a mapping of parameters, found " + describe(v));
+      }
       std::set<std::string> keys;
       for (const auto& pv : v) {
         Parameter par;
@@ -242,14 +246,49 @@ Plan parse_plan(const std::string& text, const std::string& file) {
         check_key(par.key, par.where);
         if (!keys.insert(par.key).second) rd.fail(pv.first, "'" + par.key + "' given twice");
         par.dist = rd.distribution(pv.second, par.key);
-        p.vary.push_back(std::move(par));
+        if (key == "grid" && par.dist.kind != Distribution::Kind::kList) {
+          rd.fail(pv.second, fmt::format("grid: {}: a grid takes a list [v0, v1, ...] or "
+                                         "{{range: [first, last, step]}}, found a {} distribution "
+                                         "(draw it under vary)",
+                                         par.key,
+                                         par.dist.kind == Distribution::Kind::kUniform ? "uniform"
+                                                                                       : "normal"));
+        }
+        (key == "grid" ? p.grid : p.vary).push_back(std::move(par));
       }
     }
   }
-  for (const char* required : {"world", "runs"}) {
-    if (!seen.count(required)) {
-      throw Error(at(file, root.Mark()), std::string("missing '") + required + "'");
+  if (!seen.count("world")) throw Error(at(file, root.Mark()), "missing 'world'");
+  // A parameter is in the grid or varied, not both.
+  for (const Parameter& g : p.grid) {
+    for (const Parameter& v : p.vary) {
+      if (g.key == v.key) {
+        throw Error(v.where, fmt::format("'{}' is both in vary and in grid (at {}): give it in "
+                                         "one of them",
+                                         v.key, g.where));
+      }
     }
+  }
+  // The grid's combinations: the product of its lists' sizes.
+  std::string sizes;
+  for (const Parameter& g : p.grid) {
+    const std::uint64_t n = g.dist.values.size();
+    if (p.combinations > kMaxCombinations / n) {
+      throw Error(g.where, fmt::format("grid: more than {} combinations", kMaxCombinations));
+    }
+    p.combinations *= n;
+    sizes += fmt::format("{}{} {}", sizes.empty() ? "" : " x ", g.key, n);
+  }
+  if (!seen.count("runs")) {
+    if (p.grid.empty()) {
+      throw Error(at(file, root.Mark()),
+                  "missing 'runs' (it may be left out only with a grid: one run per combination)");
+    }
+    p.runs = p.combinations;
+  } else if (p.runs % p.combinations != 0) {
+    rd.fail(runs_node, fmt::format("runs: {} is not a multiple of the grid's {} combinations "
+                                   "({}): each combination must run equally often",
+                                   p.runs, p.combinations, sizes));
   }
   return p;
 }
@@ -268,6 +307,17 @@ RunSpec draw(const Plan& plan, std::uint64_t k) {
   run.run_id = k;
   const std::string scope = fmt::format("run/{}", k);
   run.seed = sensors::derive_seed(plan.seed, scope, "seed") >> 1;
+  // Combination k mod G of the grid, the last parameter varying fastest.
+  std::uint64_t c = k % plan.combinations;
+  std::vector<double> grid(plan.grid.size());
+  for (std::size_t i = plan.grid.size(); i-- > 0;) {
+    const auto& values = plan.grid[i].dist.values;
+    grid[i] = values[c % values.size()];
+    c /= values.size();
+  }
+  for (std::size_t i = 0; i < plan.grid.size(); ++i) {
+    run.values.push_back({plan.grid[i].key, grid[i], plan.grid[i].where});
+  }
   for (const Parameter& par : plan.vary) {
     const Distribution& d = par.dist;
     double v = 0;

@@ -125,6 +125,26 @@ expect 2 "a model the world does not have, before anything runs" "$kestrel" batc
 contains "missing model" "$tmp/err" "bad4.yaml:4:3: pose/x4/yaw: the world has no model 'x3_mission::x4' (models in 'x3_mission': ground_plane, x3)"
 [ -e bad/results.sqlite ] && { echo "FAIL: a bad plan created a database"; fails=$((fails+1)); }
 
+# A grid without runs: one run per combination, in order (the last parameter fastest).
+cat >grid.yaml <<'PLAN'
+world: x3_short.sdf
+seed: 11
+grid:
+  wind_speed: [0, 0.5]
+  pose/x3/yaw: [0, 90]
+PLAN
+expect 0 "a 2 x 2 grid" "$kestrel" batch grid.yaml --out grid -j 2
+python3 - grid/results.sqlite <<'PY' || fails=$((fails+1))
+import json, sqlite3, sys
+rows = [(k, o, json.loads(p)) for k, o, p in sqlite3.connect(sys.argv[1]).execute(
+    "SELECT run_id, outcome, params FROM runs ORDER BY run_id")]
+want = [(k, "completed", {"wind_speed": s, "pose/x3/yaw": y})
+        for k, (s, y) in enumerate([(0, 0), (0, 90), (0.5, 0), (0.5, 90)])]
+ok = rows == want and all(list(r[2]) == ["wind_speed", "pose/x3/yaw"] for r in rows)
+print("ok: the grid's four runs in order" if ok else f"FAIL: grid rows {rows}")
+sys.exit(0 if ok else 1)
+PY
+
 # An initial pose through --set (the batch's parse and apply): after one step physics has the X3
 # where it was put (on the ground, z as in the file), not at the file's origin. Exit 1: one step
 # does not complete the mission.

@@ -24,7 +24,7 @@ struct Distribution {
   double a = 0, b = 0;         ///< kUniform: [a, b); kNormal: mean a, standard deviation b
 };
 
-/// One `vary:` entry.
+/// One `grid:` or `vary:` entry.
 struct Parameter {
   std::string key;  ///< "wind_speed", "wind_direction", "mass/MODEL/LINK", "pose/MODEL/x", ...
   Distribution dist;
@@ -35,12 +35,19 @@ struct Plan {
   std::string file;             ///< the plan file as named
   std::string text;             ///< its contents (the database keeps it: resume and merge compare)
   std::filesystem::path world;  ///< relative to the working directory
-  std::uint64_t runs = 0;       ///< run ids 0 .. runs-1
+  std::uint64_t runs = 0;       ///< run ids 0 .. runs-1 (a multiple of `combinations`)
   std::uint64_t seed = 0;       ///< base seed
   std::optional<double> duration_s;  ///< sim-time limit of each run [s] (none: the world's end)
   double timeout_s = 600;            ///< wall-clock limit of each run [s]: beyond it, `timed_out`
-  std::vector<Parameter> vary;       ///< in plan order
+  /// Lists and ranges whose cartesian product defines the runs: run k takes combination
+  /// k mod `combinations`, the last parameter varying fastest (plan order).
+  std::vector<Parameter> grid;
+  std::uint64_t combinations = 1;  ///< product of the grid's list sizes (1: no grid)
+  std::vector<Parameter> vary;     ///< in plan order; none of them in the grid
 };
+
+/// The most combinations a grid may have.
+inline constexpr std::uint64_t kMaxCombinations = 1'000'000'000;
 
 /// A drawn value, ready to be applied to a world (batch/apply.h).
 struct Value {
@@ -49,7 +56,7 @@ struct Value {
   std::string where;  ///< the plan's key ("plan.yaml:5") or "--set"
 };
 
-/// Run k of a plan: its id, world seed and values (in plan order).
+/// Run k of a plan: its id, world seed and values (the grid's, then vary's, each in plan order).
 struct RunSpec {
   std::uint64_t run_id = 0;
   std::uint64_t seed = 0;  ///< below 2^63 (an SQLite INTEGER)
@@ -58,12 +65,14 @@ struct RunSpec {
 
 /// Parses plan text; `file` names it in errors ("file:line:column: ...").
 /// @throws Error for anything wrong: YAML syntax, unknown or missing keys, bad numbers, an
-///         unknown parameter, a world file that does not exist.
+///         unknown parameter, a world file that does not exist, a distribution in the grid, a
+///         parameter in both grid and vary, runs not a multiple of the grid's combinations.
 Plan parse_plan(const std::string& text, const std::string& file);
 /// @throws Error if the file cannot be read, or as parse_plan.
 Plan load_plan(const std::string& file);
 
-/// Run k's seed and values. @pre k < plan.runs
+/// Run k's seed and values: grid combination k mod G (index i_j of parameter j, with sizes n_j:
+/// k mod G = ((i_0 n_1 + i_1) n_2 + i_2) ...), then vary's values. @pre k < plan.runs
 RunSpec draw(const Plan& plan, std::uint64_t k);
 
 /// {"wind_speed": 1.5, ...} in plan order, numbers exactly as drawn (round-trip).
