@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -12,6 +13,7 @@
 
 #include "kestrel/components/model.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/text.h"
 
 namespace kestrel::batch {
 namespace {
@@ -135,6 +137,213 @@ void set_pose(const std::string& path, const std::vector<const Value*>& values, 
   r.get<c::Pose>(model).value = compose(inverse(wp_parent->value), X_WM);
 }
 
+// ---- plugin/MODEL/PLUGIN[/N]/PARAM ---------------------------------------------------------
+
+std::string escaped(std::string_view text, bool attribute) {
+  std::string out;
+  for (const char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += attribute ? "&quot;" : "\"";
+        break;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+// `e` as XML with each element on the line it has in its file (blank lines where the file had
+// other lines or comments), so the element parsed from it reports the file's lines; the direct
+// child `param` of the outermost element gets the text `text`.
+void write_xml(const Element& e, const Element* param, const std::string& text, int& line,
+               std::string& out) {
+  for (; line < e.line(); ++line) out += '\n';
+  out += '<' + e.name();
+  for (const std::string& a : e.attribute_names()) {
+    out += ' ' + a + "=\"" + escaped(*e.attribute(a), true) + '"';
+  }
+  out += '>';
+  const std::string& t = &e == param ? text : e.text();
+  out += escaped(t, false);
+  line += static_cast<int>(std::count(t.begin(), t.end(), '\n'));
+  for (const auto& ch : e.children()) write_xml(*ch, param, text, line, out);
+  out += "</" + e.name() + '>';
+}
+
+// A new element: `config` with its child `param` holding `text`, every line as in the file.
+std::shared_ptr<const Element> with_parameter(const Element& config, const Element& param,
+                                              const std::string& text) {
+  std::string xml;
+  int line = config.line();
+  write_xml(config, &param, text, line, xml);
+  return Element::parse(xml, config.file(), config.line());
+}
+
+std::string short_name(const std::string& system) {
+  const auto colons = system.rfind("::");
+  return colons == std::string::npos ? system : system.substr(colons + 2);
+}
+
+// "MulticopterMotorModel x4 (gz::sim::systems::MulticopterMotorModel), ..." for an error.
+std::string plugins_of(const std::vector<const sim::SystemEntry*>& entries) {
+  std::vector<std::pair<std::string, int>> counted;
+  for (const sim::SystemEntry* s : entries) {
+    std::string name = short_name(s->name);
+    const auto attr = s->config->attribute("name");
+    if (attr && *attr != name) name += " (" + *attr + ")";
+    const auto it = std::find_if(counted.begin(), counted.end(),
+                                 [&](const auto& e) { return e.first == name; });
+    if (it == counted.end()) {
+      counted.emplace_back(name, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::string out;
+  for (const auto& [name, n] : counted) {
+    out += (out.empty() ? "" : ", ") + name + (n > 1 ? fmt::format(" x{}", n) : "");
+  }
+  return out.empty() ? "none" : out;
+}
+
+bool integer_text(std::string_view t) {
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.remove_prefix(1);
+  return !t.empty() &&
+         std::all_of(t.begin(), t.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// Which (system, parameter) a value already set: one parameter is set by one key.
+using SetBy = std::map<std::pair<std::size_t, std::string>, const Value*>;
+
+void set_plugin_parameter(const Value& v, const PluginKey& k, sim::Runner& runner, SetBy& set_by) {
+  std::string path;
+  for (const std::string& n : k.model) path += (path.empty() ? "" : "/") + n;
+  const ecs::Registry& r = runner.registry();
+  const ecs::Entity model = find_model(path, r, runner.world(), v);
+  const std::string scoped = r.scoped_name(model);
+  const auto& systems = runner.systems();
+  std::vector<const sim::SystemEntry*> of_model;
+  std::vector<std::size_t> matches;
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    const sim::SystemEntry& s = systems[i];
+    if (s.entity != model || !s.initial || !s.active) continue;
+    of_model.push_back(&s);
+    if (short_name(s.name) == k.plugin || s.config->attribute("name") == k.plugin) {
+      matches.push_back(i);
+    }
+  }
+  if (matches.empty()) {
+    throw Error(v.where, fmt::format("{}: the model '{}' has no plugin '{}' (its plugins: {})",
+                                     v.key, scoped, k.plugin, plugins_of(of_model)));
+  }
+  auto origins = [&] {
+    std::string out;
+    for (std::size_t j = 0; j < matches.size(); ++j) {
+      out += fmt::format("{}{}: {}", j ? ", " : "", j, systems[matches[j]].origin);
+    }
+    return out;
+  };
+  std::vector<std::size_t> chosen;
+  if (k.index == "*") {
+    chosen = matches;
+  } else if (k.index.empty()) {
+    if (matches.size() > 1) {
+      throw Error(v.where, fmt::format("{}: the model '{}' has {} {} plugins ({}): say which, "
+                                       "plugin/{}/{}/N/{} with N from 0 to {}, or * for all",
+                                       v.key, scoped, matches.size(), k.plugin, origins(), path,
+                                       k.plugin, k.param, matches.size() - 1));
+    }
+    chosen = matches;
+  } else {
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(k.index.data(), k.index.data() + k.index.size(), n);
+    if (ec != std::errc() || end != k.index.data() + k.index.size() || n >= matches.size()) {
+      throw Error(v.where, fmt::format("{}: the model '{}' has {} {} plugin{} ({}): N from 0 to "
+                                       "{}, found {}",
+                                       v.key, scoped, matches.size(), k.plugin,
+                                       matches.size() > 1 ? "s" : "", origins(), matches.size() - 1,
+                                       k.index));
+    }
+    chosen = {matches[n]};
+  }
+  for (const std::size_t i : chosen) {
+    const sim::SystemEntry& s = systems[i];
+    const Element& config = *s.config;
+    const std::string plugin = fmt::format("the {} plugin at {}", k.plugin, s.origin);
+    if (k.param == "gz:system_priority" || k.param == "ignition:system_priority") {
+      throw Error(v.where, fmt::format("{}: <{}> is read when the system is added, before a "
+                                       "run's values: it cannot be varied",
+                                       v.key, k.param));
+    }
+    std::vector<const Element*> found;
+    std::vector<std::string> names;
+    for (const auto& ch : config.children()) {
+      if (ch->name() == k.param) found.push_back(ch.get());
+      if (std::find(names.begin(), names.end(), ch->name()) == names.end()) {
+        names.push_back(ch->name());
+      }
+    }
+    if (found.empty()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      const std::string meant = closest_match(k.param, names);
+      throw Error(v.where,
+                  fmt::format("{}: {} has no <{}>{} (its parameters: {})", v.key, plugin, k.param,
+                              meant.empty() ? "" : " (did you mean '" + meant + "'?)",
+                              list.empty() ? "none" : list));
+    }
+    if (found.size() > 1) {
+      throw Error(v.where, fmt::format("{}: {} has {} <{}> elements: one number is needed", v.key,
+                                       plugin, found.size(), k.param));
+    }
+    const Element& param = *found.front();
+    const std::string& old = param.text();
+    double number = 0;
+    const auto [end, ec] = std::from_chars(old.data(), old.data() + old.size(), number);
+    if (!param.children().empty() || old.empty() || ec != std::errc() ||
+        end != old.data() + old.size()) {
+      throw Error(v.where, fmt::format("{}: <{}> of {} (at {}) holds '{}', not one number: only a "
+                                       "parameter that is one number can be varied",
+                                       v.key, k.param, plugin, param.where(),
+                                       param.children().empty() ? old : "elements"));
+    }
+    std::string text;
+    if (integer_text(old)) {
+      if (!(v.value == std::trunc(v.value)) || std::abs(v.value) > 2147483647.0) {
+        throw Error(v.where, fmt::format("{}: <{}> of {} holds an integer ('{}'), drew {}", v.key,
+                                         k.param, plugin, old, v.value));
+      }
+      text = fmt::format("{}", static_cast<long long>(v.value));
+    } else {
+      text = fmt::format("{}", v.value);
+    }
+    const auto [it, fresh] = set_by.emplace(std::pair{i, k.param}, &v);
+    if (!fresh) {
+      throw Error(v.where, fmt::format("{}: sets <{}> of {}, which {} ({}) sets already", v.key,
+                                       k.param, plugin, it->second->key, it->second->where));
+    }
+    // Runner::systems() gives read-only entries and the Runner has no call to change a
+    // system's <plugin> element: this is the one place that does, before configure(), when the
+    // runner has read the element only for <gz:system_priority> (refused above). The entry
+    // gets a new element; the one it had (which other instances of the same model file may
+    // share) is left as it was. The entries are the runner's own non-const objects.
+    const_cast<sim::SystemEntry&>(s).config = with_parameter(config, param, text);
+  }
+}
+
 }  // namespace
 
 void apply_values(std::span<const Value> values, ecs::Registry& r, ecs::Entity world) {
@@ -155,6 +364,10 @@ void apply_values(std::span<const Value> values, ecs::Registry& r, ecs::Entity w
       set_mass(v, r, world);
     } else if (v.key.starts_with("pose/")) {
       poses[v.key.substr(5, v.key.rfind('/') - 5)].push_back(&v);
+    } else if (v.key.starts_with("plugin/")) {
+      // A plugin's parameter is in the runner's systems: apply_values(values, runner).
+      check_key(v.key, v.where);
+      KESTREL_DEMAND(false);
     } else {
       check_key(v.key, v.where);
       KESTREL_DEMAND(false);
@@ -189,6 +402,17 @@ std::span<const std::string_view> wind_readers() {
 }
 
 void apply_values(std::span<const Value> values, sim::Runner& runner) {
+  std::vector<Value> in_registry;
+  SetBy set_by;
+  for (const Value& v : values) {
+    if (!v.key.starts_with("plugin/")) {
+      in_registry.push_back(v);
+      continue;
+    }
+    const auto k = parse_plugin_key(v.key);
+    if (!k) check_key(v.key, v.where);  // throws, naming the forms
+    set_plugin_parameter(v, *k, runner, set_by);
+  }
   const auto wind = std::find_if(values.begin(), values.end(), [](const Value& v) {
     return v.key == "wind_speed" || v.key == "wind_direction";
   });
@@ -210,7 +434,7 @@ void apply_values(std::span<const Value> values, sim::Runner& runner) {
                               wind->key, names));
     }
   }
-  apply_values(values, runner.registry(), runner.world());
+  apply_values(in_registry, runner.registry(), runner.world());
 }
 
 }  // namespace kestrel::batch

@@ -15,6 +15,8 @@
 #include "kestrel/batch/plan.h"
 #include "kestrel/batch/results.h"
 #include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
 #include "kestrel/world/setup.h"
 
@@ -372,6 +374,189 @@ TEST(Apply, PoseNamesAModelTheWorldLacksAndAnOutOfRangeValue) {
   EXPECT_THAT(apply_error({{"pose/x3/z", 2e9, "p.yaml:9:3"}}, runner),
               HasSubstr("p.yaml:9:3: pose/x3/z: a world coordinate within +-1e+09 m needed, drew "
                         "2000000000"));
+}
+
+// worlds/x3_mission.sdf without the X3's velocity controller and mission: the test commands the
+// rotors itself. Written once into the test's temporary folder.
+std::string x3_without_controller() {
+  static const std::string path = [] {
+    std::ifstream in(kWorld);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const char* plugin :
+         {"gz-sim-multicopter-control-system", "kestrel-multicopter-mission-system"}) {
+      const auto at = text.find(plugin);
+      const auto start = at == std::string::npos ? at : text.rfind("<plugin", at);
+      const auto end = start == std::string::npos ? start : text.find("</plugin>", start);
+      if (end == std::string::npos) {
+        ADD_FAILURE() << "no " << plugin << " in " << kWorld;
+        continue;
+      }
+      text.erase(start, end + 9 - start);
+    }
+    const fs::path out =
+        fs::temp_directory_path() / ("kestrel_batch_x3_" + std::to_string(getpid()) + ".sdf");
+    std::ofstream(out) << text;
+    return out.string();
+  }();
+  return path;
+}
+
+const sim::SystemEntry* motor(const sim::Runner& runner, const std::string& joint) {
+  for (const auto& s : runner.systems()) {
+    if (s.name == "kestrel::systems::MulticopterMotorModel" &&
+        s.config->child("jointName")->text() == joint) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+// A plugin parameter reaches its system: with motorConstant doubled on the X3's four motors
+// (plugin/x3/MulticopterMotorModel/*/motorConstant), the X3 10 m up in still air hovers at the
+// speed the motor model gives for the doubled constant, w = sqrt(m g / (4 * 2 kF)) (the file's
+// hover speed / sqrt(2)): it stays within 1 mm for 1 s. With the file's constant the same speed
+// gives half the weight: it falls (g/2) t^2 / 2 = 2.45 m in that second.
+TEST(Apply, PluginParameterChangesTheHoverSpeed) {
+  const double kF = 8.54858e-06;  // the X3's motorConstant in the world file
+  for (const bool doubled : {true, false}) {
+    sim::Runner runner(sim::Runner::Options{});
+    world::load_world_into_runner(x3_without_controller(), runner);
+    std::vector<Value> v{{"pose/x3/z", 10, "p:1"}, {"wind_speed", 0, "p:2"}};
+    if (doubled) v.push_back({"plugin/x3/MulticopterMotorModel/*/motorConstant", 2 * kF, "p:3"});
+    apply_values(v, runner);
+    runner.configure();
+    auto& r = runner.registry();
+    const ecs::Entity model = r.find_scoped("x3_mission::x3");
+    const ecs::Entity base = r.find_scoped("x3_mission::x3::base_link");
+    double mass = 0;
+    for (const ecs::Entity e : r.descendants(model)) {
+      if (const auto* in = r.try_get<components::Inertial>(e))
+        mass += in->value.MassMatrix().Mass();
+    }
+    ASSERT_NEAR(mass, 1.52, 1e-9);
+    const double g = -r.get<components::Gravity>(runner.world()).value.Z();
+    const double w = std::sqrt(mass * g / (4 * 2 * kF));
+    // The rotors at that speed already (no spin-up), commanded to stay there.
+    r.set(model, components::RotorVelocities{std::vector<double>(4, w)});
+    r.set(model, components::ActuatorCommands{std::vector<double>(4, w), {}});
+    for (int i = 0; i < 4; ++i) {
+      const double dir = i < 2 ? 1 : -1;  // rotors 0, 1 ccw; 2, 3 cw; rotorVelocitySlowdownSim 10
+      r.set(r.find_scoped("x3_mission::x3::rotor_" + std::to_string(i) + "_joint"),
+            components::JointVelocity{{dir * w / 10}});
+    }
+    const auto p0 = r.get<components::WorldPose>(base).value.Pos();
+    double worst = 0;
+    for (int k = 0; k < 1000; ++k) {
+      ASSERT_TRUE(runner.step_once());
+      worst = std::max(worst, (r.get<components::WorldPose>(base).value.Pos() - p0).Length());
+    }
+    const double drop = p0.Z() - r.get<components::WorldPose>(base).value.Pos().Z();
+    if (doubled) {
+      // Measured: 6e-18 m. A kF 1 % off would sink 0.01 g t^2 / 2 = 5 cm.
+      EXPECT_LT(worst, 1e-3) << "hover at " << w << " rad/s with kF doubled";
+    } else {
+      // g/2 down from rest, 1000 steps of 1 ms: (g/2) dt^2 n (n + 1) / 2 = 2.4525 m (measured).
+      EXPECT_NEAR(drop, g / 2 * 1e-6 * 1000 * 1001 / 2, 1e-3)
+          << "half the weight at " << w << " rad/s with the file's kF";
+    }
+  }
+}
+
+// One motor of four by its index: only its element changes, a new one with the file's lines;
+// the name attribute addresses the plugin as the short name does.
+TEST(Apply, PluginParameterByIndexKeepsTheLinesOfTheFile) {
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(kWorld, runner);
+  const auto before = motor(runner, "rotor_2_joint")->config;
+  apply_values(
+      std::vector<Value>{
+          {"plugin/x3/MulticopterMotorModel/2/motorConstant", 1.25e-5, "p:1"},
+          {"plugin/x3/gz::sim::systems::MulticopterMotorModel/2/actuator_number", 2, "p:2"}},
+      runner);
+  const auto after = motor(runner, "rotor_2_joint")->config;
+  ASSERT_NE(before, after);
+  EXPECT_EQ(before->get<double>("motorConstant"), 8.54858e-06) << "the world's element is kept";
+  EXPECT_EQ(after->get<double>("motorConstant"), 1.25e-5);
+  EXPECT_EQ(after->get<int>("actuator_number"), 2);
+  EXPECT_EQ(after->where(), before->where());
+  for (const auto& ch : before->children()) {
+    ASSERT_NE(after->child(ch->name()), nullptr) << ch->name();
+    EXPECT_EQ(after->child(ch->name())->where(), ch->where()) << ch->name();
+    if (ch->name() != "motorConstant") {
+      EXPECT_EQ(after->child(ch->name())->text(), ch->text()) << ch->name();
+    }
+  }
+  EXPECT_EQ(after->attribute("name").value_or(""), "gz::sim::systems::MulticopterMotorModel");
+  for (const char* joint : {"rotor_0_joint", "rotor_1_joint", "rotor_3_joint"}) {
+    EXPECT_EQ(motor(runner, joint)->config->get<double>("motorConstant"), 8.54858e-06) << joint;
+  }
+  runner.configure();  // the system takes the new element
+}
+
+TEST(Apply, PluginParameterErrorsNameThePlanLineAndWhatExists) {
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(kWorld, runner);
+  auto err = [&](const std::string& key, double value) {
+    return apply_error({{key, value, "p.yaml:6:3"}}, runner);
+  };
+  EXPECT_THAT(err("plugin/x3/Motor/motorConstant", 1),
+              HasSubstr("p.yaml:6:3: plugin/x3/Motor/motorConstant: the model 'x3_mission::x3' "
+                        "has no plugin 'Motor' (its plugins: MulticopterMotorModel "
+                        "(gz::sim::systems::MulticopterMotorModel) x4, "));
+  EXPECT_THAT(err("plugin/x4/MulticopterMotorModel/motorConstant", 1),
+              HasSubstr("p.yaml:6:3: plugin/x4/MulticopterMotorModel/motorConstant: the world has "
+                        "no model 'x3_mission::x4'"));
+  const std::string four = err("plugin/x3/MulticopterMotorModel/motorConstant", 1);
+  EXPECT_THAT(four, HasSubstr("p.yaml:6:3: plugin/x3/MulticopterMotorModel/motorConstant: the "
+                              "model 'x3_mission::x3' has 4 MulticopterMotorModel plugins (0: "));
+  EXPECT_THAT(four, HasSubstr("x3_mission.sdf:163, 1: "));
+  EXPECT_THAT(four, HasSubstr("say which, plugin/x3/MulticopterMotorModel/N/motorConstant with N "
+                              "from 0 to 3, or * for all"));
+  EXPECT_THAT(err("plugin/x3/MulticopterMotorModel/4/motorConstant", 1),
+              HasSubstr("N from 0 to 3, found 4"));
+  EXPECT_THAT(err("plugin/x3/MulticopterMotorModel/0/motorConstnt", 1),
+              HasSubstr("p.yaml:6:3: plugin/x3/MulticopterMotorModel/0/motorConstnt: the "
+                        "MulticopterMotorModel plugin at "));
+  EXPECT_THAT(err("plugin/x3/MulticopterMotorModel/0/motorConstnt", 1),
+              HasSubstr("has no <motorConstnt> (did you mean 'motorConstant'?) (its parameters: "
+                        "robotNamespace, jointName, linkName,"));
+  EXPECT_THAT(err("plugin/x3/MulticopterVelocityControl/velocityGain", 1),
+              HasSubstr("holds '2.7 2.7 2.7', not one number"));
+  EXPECT_THAT(err("plugin/x3/MulticopterVelocityControl/rotorConfiguration", 1),
+              HasSubstr("holds 'elements', not one number"));
+  EXPECT_THAT(err("plugin/x3/MulticopterMotorModel/1/actuator_number", 1.5),
+              HasSubstr("<actuator_number> of the MulticopterMotorModel plugin at "));
+  EXPECT_THAT(err("plugin/x3/MulticopterMotorModel/1/actuator_number", 1.5),
+              HasSubstr("holds an integer ('1'), drew 1.5"));
+  EXPECT_THAT(apply_error({{"plugin/x3/MulticopterMotorModel/*/motorConstant", 1e-5, "p.yaml:5:3"},
+                           {"plugin/x3/MulticopterMotorModel/2/motorConstant", 1e-5, "p.yaml:6:3"}},
+                          runner),
+              HasSubstr("p.yaml:6:3: plugin/x3/MulticopterMotorModel/2/motorConstant: sets "
+                        "<motorConstant> of the MulticopterMotorModel plugin at "));
+  EXPECT_THAT(err("plugin/x3/MulticopterMission/gz:system_priority", 1),
+              HasSubstr("cannot be varied"));
+}
+
+TEST(Plan, PluginKeysNameAModelAPluginAndAParameter) {
+  auto k = parse_plugin_key("plugin/a/b/MulticopterMotorModel/3/motorConstant");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->model, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(k->plugin, "MulticopterMotorModel");
+  EXPECT_EQ(k->index, "3");
+  EXPECT_EQ(k->param, "motorConstant");
+  k = parse_plugin_key("plugin/x3/gz::sim::systems::LinearBatteryPlugin/capacity");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->model, std::vector<std::string>{"x3"});
+  EXPECT_EQ(k->plugin, "gz::sim::systems::LinearBatteryPlugin");
+  EXPECT_EQ(k->index, "");
+  EXPECT_EQ(parse_plugin_key("plugin/x3/M/*/kF")->index, "*");
+  for (const char* bad : {"plugin/x3/kF", "plugin/M/0/kF", "plugin//M/kF", "plugin/x3/M/kF/"}) {
+    EXPECT_FALSE(parse_plugin_key(bad)) << bad;
+    EXPECT_THAT(error_of(plan_text(std::string("  ") + bad + ": [1]\n")),
+                HasSubstr("expected plugin/MODEL/PLUGIN/PARAM or plugin/MODEL/PLUGIN/N/PARAM"))
+        << bad;
+  }
+  EXPECT_EQ(parse_set("plugin/x3/MulticopterMotorModel/*/motorConstant=1.7e-05").value, 1.7e-05);
 }
 
 TEST(Plan, PoseKeysNameAModelAndAComponent) {

@@ -148,8 +148,34 @@ std::span<const std::string_view> pose_components() {
   return kComponents;
 }
 
+std::optional<PluginKey> parse_plugin_key(std::string_view key) {
+  if (!key.starts_with("plugin/")) return std::nullopt;
+  auto names = names_of(key.substr(7));
+  if (!names || names->size() < 3) return std::nullopt;
+  PluginKey k;
+  k.param = names->back();
+  names->pop_back();
+  const std::string& n = names->back();
+  if (n == "*" || std::all_of(n.begin(), n.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    k.index = n;
+    names->pop_back();
+    if (names->size() < 2) return std::nullopt;
+  }
+  k.plugin = names->back();
+  names->pop_back();
+  k.model = std::move(*names);
+  return k;
+}
+
 void check_key(const std::string& key, const std::string& where) {
   if (key == "wind_speed" || key == "wind_direction") return;
+  if (key.starts_with("plugin/")) {
+    if (parse_plugin_key(key)) return;
+    throw Error(where, "'" + key +
+                           "': expected plugin/MODEL/PLUGIN/PARAM or plugin/MODEL/PLUGIN/N/PARAM "
+                           "(N: which of the model's PLUGIN plugins, from 0, or * for all; "
+                           "nested models: plugin/A/B/PLUGIN/PARAM)");
+  }
   if (key.starts_with("mass/")) {
     // MODEL[/NESTED...]/LINK: at least two non-empty names.
     const auto names = names_of(std::string_view(key).substr(5));
@@ -168,11 +194,12 @@ void check_key(const std::string& key, const std::string& where) {
                            "[deg] (nested models: pose/A/B/C)");
   }
   const std::vector<std::string> keys{"wind_speed", "wind_direction", "mass/MODEL/LINK",
-                                      "pose/MODEL/x"};
+                                      "pose/MODEL/x", "plugin/MODEL/PLUGIN/PARAM"};
   const std::string meant = closest_match(key, keys);
   throw Error(where, fmt::format("unknown parameter '{}'{}; expected wind_speed [m/s], "
-                                 "wind_direction [deg], mass/MODEL/LINK [kg] or "
-                                 "pose/MODEL/{{x,y,z,roll,pitch,yaw}} [m, deg]",
+                                 "wind_direction [deg], mass/MODEL/LINK [kg], "
+                                 "pose/MODEL/{{x,y,z,roll,pitch,yaw}} [m, deg] or "
+                                 "plugin/MODEL/PLUGIN[/N]/PARAM",
                                  key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
 }
 

@@ -125,6 +125,12 @@ expect 2 "a model the world does not have, before anything runs" "$kestrel" batc
 contains "missing model" "$tmp/err" "bad4.yaml:4:3: pose/x4/yaw: the world has no model 'x3_mission::x4' (models in 'x3_mission': ground_plane, x3)"
 [ -e bad/results.sqlite ] && { echo "FAIL: a bad plan created a database"; fails=$((fails+1)); }
 
+printf 'world: x3_short.sdf\nruns: 2\nvary:\n  plugin/x3/MulticopterMotorModel/*/motorConstnt: [1e-5]\n' >bad5.yaml
+expect 2 "a plugin parameter the world does not have, before anything runs" "$kestrel" batch bad5.yaml --out bad
+contains "missing parameter" "$tmp/err" "bad5.yaml:4:3: plugin/x3/MulticopterMotorModel/*/motorConstnt: the MulticopterMotorModel plugin at"
+contains "missing parameter" "$tmp/err" "has no <motorConstnt> (did you mean 'motorConstant'?)"
+[ -e bad/results.sqlite ] && { echo "FAIL: a bad plan created a database"; fails=$((fails+1)); }
+
 # A grid without runs: one run per combination, in order (the last parameter fastest).
 cat >grid.yaml <<'PLAN'
 world: x3_short.sdf

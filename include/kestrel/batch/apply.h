@@ -33,8 +33,12 @@ void apply_values(std::span<const Value> values, ecs::Registry& registry, ecs::E
 std::span<const std::string_view> wind_readers();
 
 /// apply_values() on the runner's world, after checking that a wind_speed or wind_direction has
-/// a reader among the runner's active systems.
-/// @throws Error(value.where, ...) naming the systems that read the wind, for a world without any.
+/// a reader among the runner's active systems; and plugin/MODEL[/NESTED...]/PLUGIN[/N]/PARAM:
+/// the <PARAM> child (one number) of the model's <plugin> PLUGIN (built-in short name or name
+/// attribute; N-th of several from 0, or * for all) gets the value, in a new element with the
+/// file's lines that replaces the system's config. @pre the runner is not yet configured.
+/// @throws Error(value.where, ...) naming the systems that read the wind, for a world without any;
+///         for a plugin value, naming what the model, plugin or parameter has.
 void apply_values(std::span<const Value> values, sim::Runner& runner);
 
 }  // namespace kestrel::batch

@@ -81,6 +81,17 @@ std::string params_json(const RunSpec& run);
 /// The last name of a pose/MODEL/C key: x, y, z [m, world ENU], roll, pitch, yaw [deg].
 std::span<const std::string_view> pose_components();
 
+/// A plugin/MODEL[/NESTED...]/PLUGIN[/N]/PARAM key in its parts.
+struct PluginKey {
+  std::vector<std::string> model;  ///< the model's path: {"x3"}, nested {"a", "b"}
+  std::string plugin;              ///< built-in short name or the <plugin name> as written
+  std::string index;               ///< "" (the model's only such plugin), "0", "1", ... or "*"
+  std::string param;               ///< the <plugin>'s child element
+};
+/// The parts of a plugin/... key, or nothing if it is not of that form (the name before PARAM
+/// is N when it is digits or '*').
+std::optional<PluginKey> parse_plugin_key(std::string_view key);
+
 /// The keys a plan may vary (also `kestrel run --set`): checks the form of `key`.
 /// @throws Error(where, ...) naming the accepted forms.
 void check_key(const std::string& key, const std::string& where);
