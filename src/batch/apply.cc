@@ -165,31 +165,57 @@ std::string escaped(std::string_view text, bool attribute) {
   return out;
 }
 
+// What changes in a copy of an element: the text of `element`, or its attribute `attribute`.
+struct Change {
+  const Element* element = nullptr;
+  std::string attribute;  ///< empty: the element's text
+  std::string value;
+};
+
 // `e` as XML with each element on the line it has in its file (blank lines where the file had
-// other lines or comments), so the element parsed from it reports the file's lines; the direct
-// child `param` of the outermost element gets the text `text`.
-void write_xml(const Element& e, const Element* param, const std::string& text, int& line,
-               std::string& out) {
+// other lines or comments), so the element parsed from it reports the file's lines; with
+// `change` made.
+void write_xml(const Element& e, const Change& change, int& line, std::string& out) {
   for (; line < e.line(); ++line) out += '\n';
   out += '<' + e.name();
   for (const std::string& a : e.attribute_names()) {
-    out += ' ' + a + "=\"" + escaped(*e.attribute(a), true) + '"';
+    const bool changed = &e == change.element && a == change.attribute;
+    out += ' ' + a + "=\"" + escaped(changed ? change.value : *e.attribute(a), true) + '"';
   }
   out += '>';
-  const std::string& t = &e == param ? text : e.text();
+  const std::string& t = &e == change.element && change.attribute.empty() ? change.value : e.text();
   out += escaped(t, false);
   line += static_cast<int>(std::count(t.begin(), t.end(), '\n'));
-  for (const auto& ch : e.children()) write_xml(*ch, param, text, line, out);
+  for (const auto& ch : e.children()) write_xml(*ch, change, line, out);
   out += "</" + e.name() + '>';
 }
 
-// A new element: `config` with its child `param` holding `text`, every line as in the file.
-std::shared_ptr<const Element> with_parameter(const Element& config, const Element& param,
-                                              const std::string& text) {
+// A new element: `config` with `change` made, every line as in the file.
+std::shared_ptr<const Element> changed(const Element& config, const Change& change) {
   std::string xml;
   int line = config.line();
-  write_xml(config, &param, text, line, xml);
+  write_xml(config, change, line, xml);
   return Element::parse(xml, config.file(), config.line());
+}
+
+// The text a drawn value is written as: the shortest that reads back as the value ("2" for 2,
+// "1.7e-05"), so a system reads an integral value of an integer parameter as that integer and
+// refuses a fraction there at configure, as it would the file's.
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+bool one_number(const std::string& text) {
+  double number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+// Runner::systems() gives read-only entries and the Runner has no call to change a system's
+// <plugin> element: this is the one place that does, before configure(), when the runner has
+// read the element only for <gz:system_priority> (never changed here). The entry gets a new
+// element; the one it had (which other instances of the same model file may share) is left as
+// it was. The entries are the runner's own non-const objects.
+void replace_config(const sim::SystemEntry& s, std::shared_ptr<const Element> config) {
+  const_cast<sim::SystemEntry&>(s).config = std::move(config);
 }
 
 std::string short_name(const std::string& system) {
@@ -217,12 +243,6 @@ std::string plugins_of(const std::vector<const sim::SystemEntry*>& entries) {
     out += (out.empty() ? "" : ", ") + name + (n > 1 ? fmt::format(" x{}", n) : "");
   }
   return out.empty() ? "none" : out;
-}
-
-bool integer_text(std::string_view t) {
-  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.remove_prefix(1);
-  return !t.empty() &&
-         std::all_of(t.begin(), t.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
 // Which (system, parameter) a value already set: one parameter is set by one key.
@@ -311,37 +331,80 @@ void set_plugin_parameter(const Value& v, const PluginKey& k, sim::Runner& runne
     }
     const Element& param = *found.front();
     const std::string& old = param.text();
-    double number = 0;
-    const auto [end, ec] = std::from_chars(old.data(), old.data() + old.size(), number);
-    if (!param.children().empty() || old.empty() || ec != std::errc() ||
-        end != old.data() + old.size()) {
+    if (!param.children().empty() || !one_number(old)) {
       throw Error(v.where, fmt::format("{}: <{}> of {} (at {}) holds '{}', not one number: only a "
                                        "parameter that is one number can be varied",
                                        v.key, k.param, plugin, param.where(),
                                        param.children().empty() ? old : "elements"));
     }
-    std::string text;
-    if (integer_text(old)) {
-      if (!(v.value == std::trunc(v.value)) || std::abs(v.value) > 2147483647.0) {
-        throw Error(v.where, fmt::format("{}: <{}> of {} holds an integer ('{}'), drew {}", v.key,
-                                         k.param, plugin, old, v.value));
-      }
-      text = fmt::format("{}", static_cast<long long>(v.value));
-    } else {
-      text = fmt::format("{}", v.value);
-    }
+    const std::string text = number_text(v.value);
     const auto [it, fresh] = set_by.emplace(std::pair{i, k.param}, &v);
     if (!fresh) {
       throw Error(v.where, fmt::format("{}: sets <{}> of {}, which {} ({}) sets already", v.key,
                                        k.param, plugin, it->second->key, it->second->where));
     }
-    // Runner::systems() gives read-only entries and the Runner has no call to change a
-    // system's <plugin> element: this is the one place that does, before configure(), when the
-    // runner has read the element only for <gz:system_priority> (refused above). The entry
-    // gets a new element; the one it had (which other instances of the same model file may
-    // share) is left as it was. The entries are the runner's own non-const objects.
-    const_cast<sim::SystemEntry&>(s).config = with_parameter(config, param, text);
+    replace_config(s, changed(config, {&param, "", text}));
   }
+}
+
+// fault/N/ATTR: attribute ATTR of the N-th <fault> of the world's FaultInjection plugin.
+void set_fault_attribute(const Value& v, sim::Runner& runner) {
+  const std::string rest = v.key.substr(6);
+  const std::string index = rest.substr(0, rest.find('/'));
+  const std::string attr = rest.substr(rest.find('/') + 1);
+  const auto& systems = runner.systems();
+  std::vector<std::size_t> found;
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    const sim::SystemEntry& s = systems[i];
+    if (s.entity == runner.world() && s.initial && s.active &&
+        short_name(s.name) == "FaultInjection") {
+      found.push_back(i);
+    }
+  }
+  if (found.size() != 1) {
+    std::string where;
+    for (const std::size_t i : found) where += (where.empty() ? "" : ", ") + systems[i].origin;
+    throw Error(v.where, found.empty()
+                             ? fmt::format("{}: the world declares no FaultInjection plugin "
+                                           "(kestrel-fault-injection-system): no fault schedule "
+                                           "to vary",
+                                           v.key)
+                             : fmt::format("{}: the world declares {} FaultInjection plugins ({}): "
+                                           "fault/N/ATTR needs one",
+                                           v.key, found.size(), where));
+  }
+  const sim::SystemEntry& s = systems[found.front()];
+  std::vector<const Element*> faults;
+  for (const auto& ch : s.config->children()) {
+    if (ch->name() == "fault") faults.push_back(ch.get());
+  }
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), n);
+  if (ec != std::errc() || end != index.data() + index.size() || n >= faults.size()) {
+    std::string lines;
+    for (std::size_t j = 0; j < faults.size(); ++j) {
+      lines += fmt::format("{}{}: {}", j ? ", " : "", j, faults[j]->where());
+    }
+    throw Error(v.where, fmt::format("{}: the FaultInjection plugin at {} schedules {} fault{}{}",
+                                     v.key, s.origin, faults.size(), faults.size() == 1 ? "" : "s",
+                                     faults.empty() ? "" : " (" + lines + ")"));
+  }
+  const Element& fault = *faults[n];
+  const auto old = fault.attribute(attr);
+  if (!old) {
+    std::string names;
+    for (const auto& a : fault.attribute_names()) names += (names.empty() ? "" : ", ") + a;
+    throw Error(v.where, fmt::format("{}: the fault at {} has no attribute '{}' (it has {}): a "
+                                     "run changes the schedule's values, it adds none",
+                                     v.key, fault.where(), attr, names));
+  }
+  if (!one_number(*old)) {
+    throw Error(v.where, fmt::format("{}: the fault at {} has {}=\"{}\", not one number: only an "
+                                     "attribute that is one number can be varied",
+                                     v.key, fault.where(), attr, *old));
+  }
+  const std::string text = number_text(v.value);
+  replace_config(s, changed(*s.config, {&fault, attr, text}));
 }
 
 }  // namespace
@@ -364,7 +427,7 @@ void apply_values(std::span<const Value> values, ecs::Registry& r, ecs::Entity w
       set_mass(v, r, world);
     } else if (v.key.starts_with("pose/")) {
       poses[v.key.substr(5, v.key.rfind('/') - 5)].push_back(&v);
-    } else if (v.key.starts_with("plugin/")) {
+    } else if (v.key.starts_with("plugin/") || v.key.starts_with("fault/")) {
       // A plugin's parameter is in the runner's systems: apply_values(values, runner).
       check_key(v.key, v.where);
       KESTREL_DEMAND(false);
@@ -405,6 +468,11 @@ void apply_values(std::span<const Value> values, sim::Runner& runner) {
   std::vector<Value> in_registry;
   SetBy set_by;
   for (const Value& v : values) {
+    if (v.key.starts_with("fault/")) {
+      check_key(v.key, v.where);
+      set_fault_attribute(v, runner);
+      continue;
+    }
     if (!v.key.starts_with("plugin/")) {
       in_registry.push_back(v);
       continue;

@@ -18,6 +18,7 @@
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/time.h"
 #include "kestrel/world/setup.h"
 
 namespace kestrel::batch {
@@ -524,10 +525,6 @@ TEST(Apply, PluginParameterErrorsNameThePlanLineAndWhatExists) {
               HasSubstr("holds '2.7 2.7 2.7', not one number"));
   EXPECT_THAT(err("plugin/x3/MulticopterVelocityControl/rotorConfiguration", 1),
               HasSubstr("holds 'elements', not one number"));
-  EXPECT_THAT(err("plugin/x3/MulticopterMotorModel/1/actuator_number", 1.5),
-              HasSubstr("<actuator_number> of the MulticopterMotorModel plugin at "));
-  EXPECT_THAT(err("plugin/x3/MulticopterMotorModel/1/actuator_number", 1.5),
-              HasSubstr("holds an integer ('1'), drew 1.5"));
   EXPECT_THAT(apply_error({{"plugin/x3/MulticopterMotorModel/*/motorConstant", 1e-5, "p.yaml:5:3"},
                            {"plugin/x3/MulticopterMotorModel/2/motorConstant", 1e-5, "p.yaml:6:3"}},
                           runner),
@@ -535,6 +532,20 @@ TEST(Apply, PluginParameterErrorsNameThePlanLineAndWhatExists) {
                         "<motorConstant> of the MulticopterMotorModel plugin at "));
   EXPECT_THAT(err("plugin/x3/MulticopterMission/gz:system_priority", 1),
               HasSubstr("cannot be varied"));
+  // A fraction for an integer parameter: the motor model refuses it at configure, as it would in
+  // the file, naming the parameter's line there (motor 1's <actuator_number>).
+  sim::Runner fraction(sim::Runner::Options{});
+  world::load_world_into_runner(kWorld, fraction);
+  apply_values(
+      std::vector<Value>{{"plugin/x3/MulticopterMotorModel/1/actuator_number", 1.5, "p:1"}},
+      fraction);
+  try {
+    fraction.configure();
+    ADD_FAILURE() << "actuator_number 1.5 was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("x3_mission.sdf:194"));
+    EXPECT_THAT(e.what(), HasSubstr("1.5"));
+  }
 }
 
 TEST(Plan, PluginKeysNameAModelAPluginAndAParameter) {
@@ -557,6 +568,81 @@ TEST(Plan, PluginKeysNameAModelAPluginAndAParameter) {
         << bad;
   }
   EXPECT_EQ(parse_set("plugin/x3/MulticopterMotorModel/*/motorConstant=1.7e-05").value, 1.7e-05);
+}
+
+// worlds/x3_mission.sdf with one scheduled fault: rotor 2 fails at 20 s.
+std::string x3_with_a_fault() {
+  static const std::string path = [] {
+    std::ifstream in(kWorld);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string plugin =
+        R"(<plugin filename="kestrel-fault-injection-system" name="kestrel::systems::FaultInjection")";
+    const auto at = text.find(plugin + "/>");
+    if (at == std::string::npos) ADD_FAILURE() << "no FaultInjection plugin in " << kWorld;
+    text.replace(at, plugin.size() + 2,
+                 plugin + ">\n      <fault time=\"20\" type=\"rotor\" model=\"x3\" rotor=\"2\" " +
+                     "efficiency=\"0\"/>\n    </plugin>");
+    const fs::path out =
+        fs::temp_directory_path() / ("kestrel_batch_fault_" + std::to_string(getpid()) + ".sdf");
+    std::ofstream(out) << text;
+    return out.string();
+  }();
+  return path;
+}
+
+// A fault schedule's values reach FaultInjection: the rotor fault of the file (20 s, efficiency
+// 0) drawn at 0.05 s with efficiency 0.25 is applied at the step of sim time 0.05 s with that
+// efficiency (FaultLog, RotorFaults), and the file's schedule has nothing applied by 0.1 s.
+TEST(Apply, FaultAttributesMoveAndChangeAScheduledFault) {
+  for (const bool drawn : {true, false}) {
+    sim::Runner runner(sim::Runner::Options{});
+    world::load_world_into_runner(x3_with_a_fault(), runner);
+    if (drawn) {
+      apply_values(
+          std::vector<Value>{{"fault/0/time", 0.05, "p:1"}, {"fault/0/efficiency", 0.25, "p:2"}},
+          runner);
+    }
+    runner.configure();
+    auto& r = runner.registry();
+    for (int k = 0; k < 100; ++k) ASSERT_TRUE(runner.step_once());
+    const auto* log = r.try_get<components::FaultLog>(runner.world());
+    const auto* rotors = r.try_get<components::RotorFaults>(r.find_scoped("x3_mission::x3"));
+    if (!drawn) {
+      EXPECT_TRUE(!log || log->events.empty()) << "the file's fault is at 20 s";
+      EXPECT_TRUE(!rotors || rotors->efficiency.size() < 3 || rotors->efficiency[2] == 1);
+      continue;
+    }
+    ASSERT_NE(log, nullptr);
+    ASSERT_EQ(log->events.size(), 1u);
+    EXPECT_NEAR(to_seconds(log->events[0].time), 0.05, 1e-9) << log->events[0].description;
+    ASSERT_NE(rotors, nullptr);
+    ASSERT_GE(rotors->efficiency.size(), 3u);
+    EXPECT_EQ(rotors->efficiency[2], 0.25);
+  }
+}
+
+TEST(Apply, FaultAttributeErrorsNameThePlanLineAndTheSchedule) {
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(x3_with_a_fault(), runner);
+  auto err = [&](const std::string& key, double value) {
+    return apply_error({{key, value, "p.yaml:6:3"}}, runner);
+  };
+  EXPECT_THAT(err("fault/1/time", 1),
+              HasSubstr("p.yaml:6:3: fault/1/time: the FaultInjection plugin at "));
+  EXPECT_THAT(err("fault/1/time", 1), HasSubstr("schedules 1 fault (0: "));
+  EXPECT_THAT(err("fault/0/duration", 1),
+              HasSubstr("has no attribute 'duration' (it has time, type, model, rotor, "
+                        "efficiency): a run changes the schedule's values, it adds none"));
+  EXPECT_THAT(err("fault/0/model", 1), HasSubstr("has model=\"x3\", not one number"));
+  sim::Runner plain(sim::Runner::Options{});
+  world::load_world_into_runner(kWorld, plain);
+  EXPECT_THAT(apply_error({{"fault/0/time", 1, "p.yaml:7:3"}}, plain),
+              HasSubstr("p.yaml:7:3: fault/0/time: the FaultInjection plugin at "));
+  EXPECT_THAT(apply_error({{"fault/0/time", 1, "p.yaml:7:3"}}, plain),
+              HasSubstr("schedules 0 faults"));
+  EXPECT_THAT(error_of(plan_text("  fault/time: [1]\n")), HasSubstr("expected fault/N/ATTR"));
+  EXPECT_THAT(error_of(plan_text("  fault/a/time: [1]\n")), HasSubstr("expected fault/N/ATTR"));
+  EXPECT_EQ(parse_set("fault/3/efficiency=0.5").key, "fault/3/efficiency");
 }
 
 TEST(Plan, PoseKeysNameAModelAndAComponent) {

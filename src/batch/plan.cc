@@ -176,6 +176,18 @@ void check_key(const std::string& key, const std::string& where) {
                            "(N: which of the model's PLUGIN plugins, from 0, or * for all; "
                            "nested models: plugin/A/B/PLUGIN/PARAM)");
   }
+  if (key.starts_with("fault/")) {
+    // N/ATTR: the N-th <fault> of the world's FaultInjection plugin, one of its attributes.
+    const auto names = names_of(std::string_view(key).substr(6));
+    if (names && names->size() == 2 &&
+        std::all_of(names->front().begin(), names->front().end(),
+                    [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      return;
+    }
+    throw Error(where, "'" + key +
+                           "': expected fault/N/ATTR (N: the world's FaultInjection <fault> from "
+                           "0, ATTR: one of its attributes, e.g. fault/0/time)");
+  }
   if (key.starts_with("mass/")) {
     // MODEL[/NESTED...]/LINK: at least two non-empty names.
     const auto names = names_of(std::string_view(key).substr(5));
@@ -193,13 +205,17 @@ void check_key(const std::string& key, const std::string& where) {
                            "': expected pose/MODEL/C with C one of x, y, z [m], roll, pitch, yaw "
                            "[deg] (nested models: pose/A/B/C)");
   }
-  const std::vector<std::string> keys{"wind_speed", "wind_direction", "mass/MODEL/LINK",
-                                      "pose/MODEL/x", "plugin/MODEL/PLUGIN/PARAM"};
+  const std::vector<std::string> keys{"wind_speed",
+                                      "wind_direction",
+                                      "mass/MODEL/LINK",
+                                      "pose/MODEL/x",
+                                      "plugin/MODEL/PLUGIN/PARAM",
+                                      "fault/N/ATTR"};
   const std::string meant = closest_match(key, keys);
   throw Error(where, fmt::format("unknown parameter '{}'{}; expected wind_speed [m/s], "
                                  "wind_direction [deg], mass/MODEL/LINK [kg], "
-                                 "pose/MODEL/{{x,y,z,roll,pitch,yaw}} [m, deg] or "
-                                 "plugin/MODEL/PLUGIN[/N]/PARAM",
+                                 "pose/MODEL/{{x,y,z,roll,pitch,yaw}} [m, deg], "
+                                 "plugin/MODEL/PLUGIN[/N]/PARAM or fault/N/ATTR",
                                  key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
 }
 

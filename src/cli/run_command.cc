@@ -229,7 +229,8 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
                   "wind_speed=M_S, wind_direction=DEG (from, clockwise from north), "
                   "mass/MODEL/LINK=KG, pose/MODEL/{x,y,z}=M (world ENU), "
                   "pose/MODEL/{roll,pitch,yaw}=DEG, plugin/MODEL/PLUGIN[/N]/PARAM=V (a "
-                  "model's <plugin> parameter); repeatable")
+                  "model's <plugin> parameter), fault/N/ATTR=V (the world's fault schedule); "
+                  "repeatable")
       ->type_name("KEY=VALUE");
   cmd->add_flag("--strict", args->strict, "Treat warnings (e.g. unsupported elements) as errors");
   cmd->add_flag("--allow-missing-systems", args->allow_missing_systems,

@@ -131,6 +131,12 @@ contains "missing parameter" "$tmp/err" "bad5.yaml:4:3: plugin/x3/MulticopterMot
 contains "missing parameter" "$tmp/err" "has no <motorConstnt> (did you mean 'motorConstant'?)"
 [ -e bad/results.sqlite ] && { echo "FAIL: a bad plan created a database"; fails=$((fails+1)); }
 
+printf 'world: x3_short.sdf\nruns: 2\nvary:\n  fault/0/time: [5]\n' >bad6.yaml
+expect 2 "a fault the world does not schedule, before anything runs" "$kestrel" batch bad6.yaml --out bad
+contains "no fault" "$tmp/err" "bad6.yaml:4:3: fault/0/time: the FaultInjection plugin at"
+contains "no fault" "$tmp/err" "schedules 0 faults"
+[ -e bad/results.sqlite ] && { echo "FAIL: a bad plan created a database"; fails=$((fails+1)); }
+
 # A grid without runs: one run per combination, in order (the last parameter fastest).
 cat >grid.yaml <<'PLAN'
 world: x3_short.sdf

@@ -36,9 +36,11 @@ std::span<const std::string_view> wind_readers();
 /// a reader among the runner's active systems; and plugin/MODEL[/NESTED...]/PLUGIN[/N]/PARAM:
 /// the <PARAM> child (one number) of the model's <plugin> PLUGIN (built-in short name or name
 /// attribute; N-th of several from 0, or * for all) gets the value, in a new element with the
-/// file's lines that replaces the system's config. @pre the runner is not yet configured.
+/// file's lines that replaces the system's config; fault/N/ATTR: attribute ATTR (one number) of
+/// the N-th <fault> of the world's FaultInjection plugin, the same way.
+/// @pre the runner is not yet configured.
 /// @throws Error(value.where, ...) naming the systems that read the wind, for a world without any;
-///         for a plugin value, naming what the model, plugin or parameter has.
+///         for a plugin or fault value, naming what the model, plugin, schedule or fault has.
 void apply_values(std::span<const Value> values, sim::Runner& runner);
 
 }  // namespace kestrel::batch
