@@ -24,6 +24,8 @@ namespace kestrel::batch {
 ///   pose relative to the model (WorldPose moved with it: where physics builds the bodies). A
 ///   model's components are applied together, models in the order of their names (a parent
 ///   before its nested models).
+/// plugin/ and fault/ values are in the runner's systems: they need the overload below (given
+/// here, a programmer error: KESTREL_DEMAND).
 /// @throws Error(value.where, ...) for a value out of range or a model or link not in the world
 ///         (naming the models there).
 void apply_values(std::span<const Value> values, ecs::Registry& registry, ecs::Entity world);
