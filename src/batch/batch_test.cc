@@ -377,10 +377,19 @@ TEST(Apply, PoseNamesAModelTheWorldLacksAndAnOutOfRangeValue) {
                         "2000000000"));
 }
 
+// A file the test writes, removed when the test program ends.
+struct TempFile {
+  fs::path path;
+  ~TempFile() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+};
+
 // worlds/x3_mission.sdf without the X3's velocity controller and mission: the test commands the
 // rotors itself. Written once into the test's temporary folder.
 std::string x3_without_controller() {
-  static const std::string path = [] {
+  static const TempFile file{[] {
     std::ifstream in(kWorld);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (const char* plugin :
@@ -397,9 +406,9 @@ std::string x3_without_controller() {
     const fs::path out =
         fs::temp_directory_path() / ("kestrel_batch_x3_" + std::to_string(getpid()) + ".sdf");
     std::ofstream(out) << text;
-    return out.string();
-  }();
-  return path;
+    return out;
+  }()};
+  return file.path.string();
 }
 
 const sim::SystemEntry* motor(const sim::Runner& runner, const std::string& joint) {
@@ -572,7 +581,7 @@ TEST(Plan, PluginKeysNameAModelAPluginAndAParameter) {
 
 // worlds/x3_mission.sdf with one scheduled fault: rotor 2 fails at 20 s.
 std::string x3_with_a_fault() {
-  static const std::string path = [] {
+  static const TempFile file{[] {
     std::ifstream in(kWorld);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::string plugin =
@@ -585,9 +594,9 @@ std::string x3_with_a_fault() {
     const fs::path out =
         fs::temp_directory_path() / ("kestrel_batch_fault_" + std::to_string(getpid()) + ".sdf");
     std::ofstream(out) << text;
-    return out.string();
-  }();
-  return path;
+    return out;
+  }()};
+  return file.path.string();
 }
 
 // A fault schedule's values reach FaultInjection: the rotor fault of the file (20 s, efficiency
