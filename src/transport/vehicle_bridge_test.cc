@@ -201,8 +201,10 @@ TEST_F(VehicleBridgeTest, MotorFailureNumberThroughGazebosTopic) {
 // The mission's progress on its state topic (MulticopterMission's <topic>, default
 // /model/MODEL/mission/state): an ignition.msgs.StringMsg each time its phase, item or waypoint
 // changes, ending "phase completed". The demo world runs as fast as it can, so the test resets it
-// until the subscription is connected (a reset sends the mission back to "phase idle"). Discovery
-// can take seconds on a loaded machine (ASan, ctest -j 2): the resets go on for up to 30 s.
+// until the subscription is connected: a reset sends the mission back to "phase idle", and it
+// publishes again when it takes off at its start_time (1 s of sim time). After each reset the
+// test waits for 1.5 s of sim time, however slowly the world runs (under ASan 50 ms of wall time
+// was less than that: the mission never left idle between resets and nothing was published).
 TEST_F(VehicleBridgeTest, MissionStateOnItsTopic) {
   std::ifstream in(std::string(KESTREL_SOURCE_DIR) + "/worlds/x3_mission.sdf");
   std::stringstream text;
@@ -227,10 +229,12 @@ TEST_F(VehicleBridgeTest, MissionStateOnItsTopic) {
     std::lock_guard lock(seen->m);
     return seen->texts;
   };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (texts().empty() && std::chrono::steady_clock::now() < deadline) {
     ASSERT_TRUE(control("reset { all: true }"));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // (Before the reset is applied the old sim time passes at once: the loop resets again.)
+    wait_for([](sim::Runner& r) { return r.info().sim_time > std::chrono::milliseconds(1500); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_FALSE(texts().empty()) << "no mission state arrived";
   ASSERT_TRUE(wait_for([&](sim::Runner&) {
