@@ -68,6 +68,11 @@ Duration period_of(const Element& cfg, const char* name, double rate, const std:
   return *d;
 }
 
+// The first multiple of `period` after `t`: the next send of a schedule on multiples of its
+// period, in one step however far the rate is above the step rate (a loop adding the period
+// would turn a 1 GHz rate into a million additions per step).
+Duration next_multiple(Duration t, Duration period) { return (t / period + 1) * period; }
+
 // At most this many datagrams are read per step: a sender flooding the port cannot hold the
 // step (the rest wait in the socket's bounded kernel buffer, or are dropped there).
 constexpr int kMaxDatagramsPerStep = 64;
@@ -268,7 +273,7 @@ class RflySimBridge final : public System,
     const Truth truth = reader_.truth(reg);
     const double time_usec = static_cast<double>(t.count() / 1000);
     if (sensor_due) {
-      while (next_hil_sensor_ <= t) next_hil_sensor_ += hil_sensor_period_;
+      next_hil_sensor_ = next_multiple(t, hil_sensor_period_);
       const auto d =
           rflysim::hil_sensor_30d(time_usec, hil_sensor_values(reader_.read(reg, truth)));
       send_to(rflysim::encode_doubles(d.data(), d.size()), hil_sensor_to_);
@@ -276,7 +281,7 @@ class RflySimBridge final : public System,
     if (gps_due) {
       const GnssSample gnss = reader_.read_gnss(reg, truth);
       if (has_navsat && !gnss.fresh) return;
-      while (next_hil_gps_ <= t) next_hil_gps_ += hil_gps_period_;
+      next_hil_gps_ = next_multiple(t, hil_gps_period_);
       const auto d = rflysim::hil_gps_30d(time_usec, hil_gps_values(gnss, gps_report_));
       send_to(rflysim::encode_doubles(d.data(), d.size()), hil_gps_to_);
     }
