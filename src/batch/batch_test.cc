@@ -283,8 +283,12 @@ TEST(Apply, WindNeedsASystemThatReadsIt) {
   }
   EXPECT_FALSE(runner.registry().has<components::Wind>(runner.world())) << "nothing applied";
   // Mass alone needs no wind reader (and names its missing link as before).
-  EXPECT_THROW(apply_values(std::vector<Value>{{"mass/x3/base_link", 1, "p.yaml:7"}}, runner),
-               Error);
+  try {
+    apply_values(std::vector<Value>{{"mass/x3/base_link", 1, "p.yaml:7"}}, runner);
+    FAIL() << "a link the world does not have was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("p.yaml:7: mass/x3/base_link: the world has no link"));
+  }
   runner.add_system(std::make_unique<System>(), runner.world(), nullptr,
                     "kestrel::systems::WindEffects", "test");
   apply_values(v, runner);
