@@ -64,6 +64,12 @@ struct Reader {
     return v;
   }
 
+  // true or false, written so (not YAML 1.1's yes/on/1).
+  bool flag(const YAML::Node& n, const std::string& what) const {
+    if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) return n.Scalar() == "true";
+    fail(n, fmt::format("{}: expected true or false, found {}", what, describe(n)));
+  }
+
   // [a, b]: exactly two numbers.
   std::pair<double, double> pair(const YAML::Node& n, const std::string& what) const {
     if (!n.IsSequence() || n.size() != 2) {
@@ -234,8 +240,9 @@ Plan parse_plan(const std::string& text, const std::string& file) {
   Plan p;
   p.file = file;
   p.text = text;
-  static const std::vector<std::string> kKeys{"world",   "runs", "seed", "duration",
-                                              "timeout", "grid", "vary"};
+  static const std::vector<std::string> kKeys{"world",   "runs",      "seed",   "duration",
+                                              "timeout", "truth_csv", "record", "grid",
+                                              "vary"};
   std::set<std::string> seen;
   YAML::Node runs_node;
   for (const auto& kv : root) {
@@ -243,7 +250,7 @@ Plan parse_plan(const std::string& text, const std::string& file) {
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
       const std::string meant = closest_match(key, kKeys);
       rd.fail(kv.first, fmt::format("unknown key '{}'{}; expected one of world, runs, seed, "
-                                    "duration, timeout, grid, vary",
+                                    "duration, timeout, truth_csv, record, grid, vary",
                                     key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
     }
     if (!seen.insert(key).second) rd.fail(kv.first, "'" + key + "' given twice");
@@ -276,6 +283,8 @@ Plan parse_plan(const std::string& text, const std::string& file) {
         rd.fail(v, fmt::format("timeout: expected a time {}, found {} s", seconds_range(true),
                                p.timeout_s));
       }
+    } else if (key == "truth_csv" || key == "record") {
+      (key == "record" ? p.record : p.truth_csv) = rd.flag(v, key);
     } else {  // grid or vary
       if (v.IsNull()) continue;
       if (!v.IsMap()) {

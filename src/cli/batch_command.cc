@@ -22,6 +22,7 @@
 #include "kestrel/batch/results.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
+#include "kestrel/core/files.h"
 #include "kestrel/core/interrupt.h"
 #include "kestrel/core/log.h"
 #include "kestrel/core/text.h"
@@ -44,14 +45,23 @@ struct BatchArgs {
   bool quiet = false;
 };
 
-// In the child process: one run of the plan, as `kestrel run --no-transport` would run it.
-batch::RunResult run_world(const batch::Plan& plan, const batch::RunSpec& spec) {
+// DIR/runs/run-K.EXT: a run's truth CSV or recording (docs/batch.md).
+fs::path run_output(const fs::path& dir, std::uint64_t run_id, const char* ext) {
+  return dir / "runs" / fmt::format("run-{}.{}", run_id, ext);
+}
+
+// In the child process: one run of the plan, as `kestrel run --no-transport` would run it, its
+// truth CSV and recording (as the plan asks) under `dir`.
+batch::RunResult run_world(const batch::Plan& plan, const batch::RunSpec& spec,
+                           const fs::path& dir) {
   WorldSettings ws;
   ws.path = plan.world;
   ws.seed = spec.seed;
   ws.transport = false;
   ws.rtf = 0;
   ws.render_threads = 1;
+  if (plan.truth_csv) ws.truth_csv = run_output(dir, spec.run_id, "csv").string();
+  if (plan.record) ws.record = run_output(dir, spec.run_id, "mcap").string();
   ws.before_configure = [&spec](sim::Runner& r) {
     batch::apply_values(spec.values, r);
   };
@@ -191,6 +201,17 @@ int run_batch(const BatchArgs& a) {
     throw UsageError(e.what());
   }
   batch::Database& db = *opened;
+  // The world file as these runs loaded it: a resume with the file changed would mix results of
+  // two worlds under one plan.
+  const std::string world_text = read_regular_file(plan.world, std::uint64_t{1} << 30);
+  if (const std::string before = db.meta("world"); !before.empty() && before != world_text &&
+                                                    !db.done().empty()) {
+    throw UsageError(fmt::format(
+        "{}: the world file {} changed since the runs already in {} were run: resuming would mix "
+        "two worlds' results (restore the file, or give another --out)",
+        a.plan, plan.world.string(), db.file().string()));
+  }
+  db.set_meta("world", world_text);
   db.set_meta("runs", std::to_string(plan.runs));  // what merge and report count missing runs by
   // What replays a run (the report prints it with the run's --seed and --set values).
   db.set_meta("replay",
@@ -213,6 +234,13 @@ int run_batch(const BatchArgs& a) {
   std::error_code ec;
   fs::create_directories(o.log_dir, ec);
   if (ec) throw UsageError(fmt::format("cannot create {}: {}", o.log_dir.string(), ec.message()));
+  if (plan.truth_csv || plan.record) {
+    fs::create_directories(dir / "runs", ec);
+    if (ec) {
+      throw UsageError(
+          fmt::format("cannot create {}: {}", (dir / "runs").string(), ec.message()));
+    }
+  }
   if (!a.quiet) {
     const std::string from =
         shard ? fmt::format(" (shard {}/{} from {})", shard->index, shard->count, shard->source)
@@ -225,7 +253,7 @@ int run_batch(const BatchArgs& a) {
   std::map<std::string, std::size_t> outcomes;
   try {
     batch::execute(
-        todo, o, [&plan](const batch::RunSpec& s) { return run_world(plan, s); },
+        todo, o, [&plan, &dir](const batch::RunSpec& s) { return run_world(plan, s, dir); },
         [&](const batch::RunResult& r) {
           db.insert(r);
           ++outcomes[r.outcome];
@@ -290,7 +318,14 @@ int run_merge(const MergeArgs& a) {
     batch::Database in(file, std::nullopt, std::nullopt);
     if (in.plan_text().empty())
       throw UsageError("batch merge: " + file.string() + " holds no plan");
+    if (const std::string w = in.meta("world"), have = out.meta("world");
+        !w.empty() && !have.empty() && w != have) {
+      throw UsageError(fmt::format("batch merge: {} was run with another world file than the "
+                                   "runs already in {} (the plan's world changed between them)",
+                                   file.string(), out.file().string()));
+    }
     out.set_plan(in.plan_file(), in.plan_text());
+    if (const std::string w = in.meta("world"); !w.empty()) out.set_meta("world", w);
     out.set_meta("replay", in.meta("replay"));
     out.set_meta("runs", in.meta("runs"));
     std::map<std::uint64_t, batch::RunResult> have;

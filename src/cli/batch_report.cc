@@ -115,6 +115,21 @@ std::string replay_command(const std::string& prefix, const RunResult& r) {
   return cmd;
 }
 
+// The run's recording (a plan with `record: true`): DIR/runs/run-K.mcap, or a shard's
+// DIR/shard-I-of-N/runs/run-K.mcap; empty if there is none.
+std::string recording_of(const fs::path& dir, std::uint64_t run_id) {
+  const std::string name = fmt::format("run-{}.mcap", run_id);
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "runs" / name, ec)) return (dir / "runs" / name).string();
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const fs::path p = e.path() / "runs" / name;
+    if (e.path().filename().string().starts_with("shard-") && fs::is_regular_file(p, ec)) {
+      return p.string();
+    }
+  }
+  return {};
+}
+
 struct ReportArgs {
   std::string dir;
   std::string out;
@@ -189,11 +204,16 @@ int run_report(const ReportArgs& a) {
   for (const RunResult* r : order) {
     h += fmt::format(
         "<tr><td>{}</td><td class=\"l{}\">{}</td><td class=\"l\"><code>{}</code></td><td>{}</td>"
-        "<td class=\"l\">{}{}<code>{}</code></td></tr>\n",
+        "<td class=\"l\">{}{}<code>{}</code>{}</td></tr>\n",
         r->run_id, r->outcome == "completed" ? "" : " bad", esc(r->outcome), esc(r->params),
         r->max_tracking_error_m ? fmt::format("{:.4g}", *r->max_tracking_error_m) : "",
         esc(r->message), r->message.empty() ? "" : "<br>",
-        esc(prefix.empty() ? "(no replay command recorded)" : replay_command(prefix, *r)));
+        esc(prefix.empty() ? "(no replay command recorded)" : replay_command(prefix, *r)),
+        [&] {
+          const std::string rec = recording_of(a.dir, r->run_id);
+          return rec.empty() ? std::string()
+                             : "<br><code>kestrel replay " + esc(shell_word(rec)) + "</code>";
+        }());
   }
   h += "</table></body></html>\n";
   std::ofstream f(out, std::ios::binary);

@@ -110,6 +110,62 @@ sed 's/seed: 11/seed: 12/' plan.yaml >other.yaml
 expect 2 "another plan's folder is refused" "$kestrel" batch other.yaml --out j2
 contains "another plan" "$tmp/err" "holds the results of another plan (plan.yaml"
 
+# Per-run outputs: each run's truth CSV is the one `kestrel run --truth-csv` writes with the run's
+# seed and values, byte for byte; each run's recording reads back (kestrel log info), replays to
+# the same CSV, and the report names it.
+cat >out.yaml <<'PLAN'
+world: x3_short.sdf
+runs: 2
+seed: 11
+truth_csv: true
+record: true
+vary:
+  wind_speed: {uniform: [0, 1]}
+PLAN
+expect 0 "a plan writing each run's truth CSV and recording" "$kestrel" batch out.yaml --out outs -j 2
+for k in 0 1; do
+  for f in outs/runs/run-$k.csv outs/runs/run-$k.mcap; do
+    [ -s "$f" ] || { echo "FAIL: no $f"; fails=$((fails+1)); }
+  done
+done
+read -r seed speed <<<"$(python3 -c '
+import json, sqlite3
+s, p = sqlite3.connect("outs/results.sqlite").execute("SELECT seed, params FROM runs WHERE run_id = 1").fetchone()
+print(s, repr(json.loads(p)["wind_speed"]))')"
+expect 0 "run 1 again with kestrel run --truth-csv" "$kestrel" run x3_short.sdf --no-transport \
+  --rtf 0 --seed "$seed" --set "wind_speed=$speed" --truth-csv run1.csv
+if cmp -s run1.csv outs/runs/run-1.csv; then echo "ok: run 1's truth CSV is kestrel run's"; else
+  echo "FAIL: run 1's truth CSV differs from kestrel run's"; fails=$((fails+1)); fi
+if cmp -s outs/runs/run-0.csv outs/runs/run-1.csv; then
+  echo "FAIL: runs 0 and 1 (other winds) wrote the same truth CSV"; fails=$((fails+1)); fi
+expect 0 "run 1's recording reads back" "$kestrel" log info outs/runs/run-1.mcap
+contains "the recording has the world's poses" "$tmp/out" "/tf   "
+contains "the recording has the replay state" "$tmp/out" "/kestrel/state   "
+expect 0 "run 1's recording replays" "$kestrel" replay outs/runs/run-1.mcap --no-transport \
+  --truth-csv replayed1.csv
+if cmp -s replayed1.csv outs/runs/run-1.csv; then echo "ok: the replay writes run 1's truth CSV"
+else echo "FAIL: the replay of run 1 writes another truth CSV"; fails=$((fails+1)); fi
+expect 0 "report of the recorded runs" "$kestrel" batch report outs
+contains "the report names each run's recording" outs/report.html \
+  "kestrel replay outs/runs/run-1.mcap"
+printf 'world: x3_short.sdf\nruns: 1\nrecord: yes\n' >bad0.yaml
+expect 2 "record takes true or false" "$kestrel" batch bad0.yaml --out bad
+contains "record: yes" "$tmp/err" "bad0.yaml:3:9: record: expected true or false, found 'yes'"
+
+# A resume after the world file changed is refused (its runs would mix two worlds); restored, it
+# resumes.
+cp x3_short.sdf changing.sdf
+sed 's/x3_short.sdf/changing.sdf/' plan.yaml >changing.yaml
+expect 0 "a batch of a world that will change" "$kestrel" batch changing.yaml --out changing -j 2
+cp changing.sdf changing.orig
+echo '<!-- changed -->' >>changing.sdf
+python3 -c 'import sqlite3; d = sqlite3.connect("changing/results.sqlite"); d.execute("DELETE FROM runs WHERE run_id = 3"); d.commit()'
+expect 2 "resuming with the world file changed is refused" "$kestrel" batch changing.yaml --out changing
+contains "the world changed" "$tmp/err" "changing.yaml: the world file changing.sdf changed since the runs already in changing/results.sqlite were run"
+cp changing.orig changing.sdf
+expect 0 "with the world restored it resumes" "$kestrel" batch changing.yaml --out changing
+contains "one to run" "$tmp/out" "3 already in changing/results.sqlite, 1 to run"
+
 # Bad plans: file:line:column and what was expected, before anything runs.
 printf 'world: x3_short.sdf\nruns: 2\nsede: 3\n' >bad1.yaml
 expect 2 "unknown key" "$kestrel" batch bad1.yaml --out bad

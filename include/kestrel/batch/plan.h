@@ -39,6 +39,8 @@ struct Plan {
   std::uint64_t seed = 0;       ///< base seed
   std::optional<double> duration_s;  ///< sim-time limit of each run [s] (none: the world's end)
   double timeout_s = 600;            ///< wall-clock limit of each run [s]: beyond it, `timed_out`
+  bool truth_csv = false;  ///< each run writes runs/run-K.csv as `kestrel run --truth-csv` does
+  bool record = false;     ///< each run records runs/run-K.mcap as `kestrel run --record` does
   /// Lists and ranges whose cartesian product defines the runs: run k takes combination
   /// k mod `combinations`, the last parameter varying fastest (plan order).
   std::vector<Parameter> grid;
