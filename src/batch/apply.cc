@@ -407,6 +407,119 @@ void set_fault_attribute(const Value& v, sim::Runner& runner) {
   replace_config(s, changed(*s.config, {&fault, attr, text}));
 }
 
+// The sensors below `e` ("base_link/imu_sensor, ..." relative to it) for an error.
+std::string sensors_under(const ecs::Registry& r, ecs::Entity e) {
+  const std::string prefix = r.scoped_name(e) + "::";
+  std::string names;
+  for (const ecs::Entity d : r.descendants(e)) {
+    if (!r.has<c::Sensor>(d)) continue;
+    std::string name = r.scoped_name(d).substr(prefix.size());
+    for (std::size_t pos = 0; (pos = name.find("::", pos)) != std::string::npos;) {
+      name.replace(pos, 2, "/");
+    }
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  return names.empty() ? "none" : names;
+}
+
+// The elements at `path` below `e` ("*": every child), each as its child indices from `e`; where
+// nothing matches, `missing` says which name was not found below which element.
+void find_elements(const Element& e, std::span<const std::string> path, std::vector<std::size_t>& at,
+                   std::vector<std::vector<std::size_t>>& found, std::string& missing) {
+  if (path.empty()) {
+    found.push_back(at);
+    return;
+  }
+  bool any = false;
+  for (std::size_t k = 0; k < e.children().size(); ++k) {
+    const Element& ch = *e.children()[k];
+    if (path.front() != "*" && ch.name() != path.front()) continue;
+    any = true;
+    at.push_back(k);
+    find_elements(ch, path.subspan(1), at, found, missing);
+    at.pop_back();
+  }
+  if (!any && missing.empty()) {
+    std::string children;
+    for (const auto& ch : e.children()) children += (children.empty() ? "<" : ", <") + ch->name() + ">";
+    missing = fmt::format("<{}> at {} has no {} (its children: {})", e.name(), e.where(),
+                          path.front() == "*" ? "children" : "<" + path.front() + ">",
+                          children.empty() ? "none" : children + "");
+  }
+}
+
+const Element& element_at(const Element& e, std::span<const std::size_t> at) {
+  return at.empty() ? e : element_at(*e.children()[at.front()], at.subspan(1));
+}
+
+// sensor/MODEL[/NESTED...]/LINK/SENSOR/PATH: the text of every element at PATH below the
+// sensor's <sensor> (a noise's <stddev>, a lidar's <range><max>, ...). The sensor's component
+// gets a new element with the file's lines, which its system reads at configure.
+void set_sensor_element(const Value& v, ecs::Registry& r, ecs::Entity world,
+                        std::map<std::string, const Value*>& set_by) {
+  std::vector<std::string> names;
+  for (std::size_t start = 7; start <= v.key.size();) {
+    const auto slash = std::min(v.key.find('/', start), v.key.size());
+    names.push_back(v.key.substr(start, slash - start));
+    start = slash + 1;
+  }
+  std::string scoped = r.scoped_name(world);
+  ecs::Entity e = world;
+  std::size_t i = 0;
+  while (i < names.size() && !r.has<c::Sensor>(e)) {
+    const ecs::Entity next = r.find_scoped(scoped + "::" + names[i]);
+    if (next == ecs::kNullEntity) {
+      throw Error(v.where, fmt::format("{}: the world has no sensor '{}::{}' (sensors in '{}': {})",
+                                       v.key, scoped, names[i], scoped, sensors_under(r, e)));
+    }
+    scoped += "::" + names[i++];
+    e = next;
+  }
+  const std::span<const std::string> path(names.data() + i, names.size() - i);
+  if (!r.has<c::Sensor>(e) || path.size() < 2) {
+    throw Error(v.where,
+                fmt::format("{}: expected the sensor, then at least two elements below <sensor> "
+                            "(its type block and a number in it), found {}: <update_rate>, "
+                            "<topic>, <pose>, <always_on> are read as the world loads and cannot "
+                            "be varied",
+                            v.key, r.has<c::Sensor>(e) ? "'" + scoped + "' and " +
+                                                             std::to_string(path.size()) +
+                                                             " element(s)"
+                                                       : "no sensor: '" + scoped + "'"));
+  }
+  auto& sensor = r.get<c::Sensor>(e);
+  std::vector<std::size_t> at;
+  std::vector<std::vector<std::size_t>> found;
+  std::string missing;
+  find_elements(*sensor.element, path, at, found, missing);
+  if (found.empty()) {
+    throw Error(v.where, fmt::format("{}: the sensor '{}': {}; only elements the world file "
+                                     "declares can be varied (declare it there, e.g. "
+                                     "<noise type=\"gaussian\"><stddev>0</stddev></noise>)",
+                                     v.key, scoped, missing));
+  }
+  std::shared_ptr<const Element> element = sensor.element;
+  const std::string text = number_text(v.value);
+  for (const auto& leaf : found) {
+    const Element& old = element_at(*element, leaf);
+    if (!old.children().empty() || !one_number(old.text())) {
+      throw Error(v.where, fmt::format("{}: <{}> at {} holds {}, not one number", v.key,
+                                       old.name(), old.where(),
+                                       old.children().empty() ? "'" + old.text() + "'"
+                                                              : "elements"));
+    }
+    std::string id = scoped;
+    for (const std::size_t k : leaf) id += "/" + std::to_string(k);
+    if (const auto [it, fresh] = set_by.emplace(id, &v); !fresh) {
+      throw Error(v.where, fmt::format("{}: sets <{}> at {}, which {} ({}) sets already", v.key,
+                                       old.name(), old.where(), it->second->key,
+                                       it->second->where));
+    }
+    element = changed(*element, {&old, "", text});
+  }
+  sensor.element = std::move(element);
+}
+
 }  // namespace
 
 void apply_values(std::span<const Value> values, ecs::Registry& r, ecs::Entity world) {
@@ -415,6 +528,7 @@ void apply_values(std::span<const Value> values, ecs::Registry& r, ecs::Entity w
   const Value* direction = nullptr;
   // A model's pose components together (in plan order within the model), models in name order.
   std::map<std::string, std::vector<const Value*>> poses;
+  std::map<std::string, const Value*> sensor_set_by;  // which key set an element of a sensor
   for (const Value& v : values) {
     if (v.key == "wind_speed") {
       if (!(v.value >= 0)) {
@@ -427,6 +541,9 @@ void apply_values(std::span<const Value> values, ecs::Registry& r, ecs::Entity w
       set_mass(v, r, world);
     } else if (v.key.starts_with("pose/")) {
       poses[v.key.substr(5, v.key.rfind('/') - 5)].push_back(&v);
+    } else if (v.key.starts_with("sensor/")) {
+      check_key(v.key, v.where);
+      set_sensor_element(v, r, world, sensor_set_by);
     } else if (v.key.starts_with("plugin/") || v.key.starts_with("fault/")) {
       // A plugin's parameter is in the runner's systems: apply_values(values, runner).
       check_key(v.key, v.where);

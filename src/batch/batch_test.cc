@@ -1,5 +1,6 @@
 // src/batch: plans (values, errors with file:line), drawn values applied to a registry, shards
 // from the environment, the results database.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
+#include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
 #include "kestrel/core/time.h"
 #include "kestrel/world/setup.h"
@@ -656,6 +658,93 @@ TEST(Apply, FaultAttributeErrorsNameThePlanLineAndTheSchedule) {
   EXPECT_THAT(error_of(plan_text("  fault/time: [1]\n")), HasSubstr("expected fault/N/ATTR"));
   EXPECT_THAT(error_of(plan_text("  fault/a/time: [1]\n")), HasSubstr("expected fault/N/ATTR"));
   EXPECT_EQ(parse_set("fault/3/efficiency=0.5").key, "fault/3/efficiency");
+}
+
+// A static model with an IMU whose gyro axes have gaussian noise of stddev 0 in the file.
+std::string imu_world() {
+  static const TempFile file{[] {
+    const fs::path out =
+        fs::temp_directory_path() / ("kestrel_batch_imu_" + std::to_string(getpid()) + ".sdf");
+    std::string axes;
+    for (const char* a : {"x", "y", "z"}) {
+      axes += fmt::format("<{0}><noise type=\"gaussian\"><mean>0</mean><stddev>0</stddev>"
+                          "</noise></{0}>\n",
+                          a);
+    }
+    std::ofstream(out) << R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
+  <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+  <plugin filename="gz-sim-imu-system" name="gz::sim::systems::Imu"/>
+  <model name="m"><static>true</static><link name="l">
+    <inertial><mass>1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
+    <sensor name="imu" type="imu"><update_rate>1000</update_rate><imu><angular_velocity>
+)" + axes + R"(</angular_velocity></imu></sensor>
+  </link></model></world></sdf>
+)";
+    return out;
+  }()};
+  return file.path.string();
+}
+
+// A sensor's noise reaches its sensor system: the gyro's stddev set to 0.5 rad/s on its three
+// axes, the IMU reports the variance 0.25 and its readings of a body at rest have that spread
+// (2000 samples: the sample stddev within 5 %); the file's stddev 0 reads exactly 0.
+TEST(Apply, SensorNoiseReachesTheSensor) {
+  for (const bool varied : {true, false}) {
+    sim::Runner runner(sim::Runner::Options{});
+    world::load_world_into_runner(imu_world(), runner);
+    std::vector<Value> v;
+    if (varied) v.push_back({"sensor/m/l/imu/imu/angular_velocity/*/noise/stddev", 0.5, "p:3"});
+    apply_values(v, runner);
+    runner.configure();
+    auto& r = runner.registry();
+    const ecs::Entity imu = r.find_scoped("w::m::l::imu");
+    ASSERT_NE(imu, ecs::kNullEntity);
+    ignition::math::Vector3d sum, sum2;
+    const int n = 2000;
+    for (int k = 0; k < n; ++k) {
+      ASSERT_TRUE(runner.step_once());
+      const auto w = r.get<components::ImuReading>(imu).angular_velocity;
+      sum += w;
+      sum2 += ignition::math::Vector3d(w.X() * w.X(), w.Y() * w.Y(), w.Z() * w.Z());
+    }
+    const auto& reading = r.get<components::ImuReading>(imu);
+    for (int a = 0; a < 3; ++a) {
+      const double sd = std::sqrt(sum2[a] / n - (sum[a] / n) * (sum[a] / n));
+      if (varied) {
+        EXPECT_DOUBLE_EQ(reading.angular_velocity_variance[a], 0.25) << "axis " << a;
+        EXPECT_NEAR(sd, 0.5, 0.025) << "axis " << a;
+      } else {
+        EXPECT_EQ(reading.angular_velocity_variance[a], 0) << "axis " << a;
+        EXPECT_EQ(sd, 0) << "axis " << a;
+      }
+    }
+  }
+}
+
+TEST(Apply, SensorKeyErrorsNameThePlanLineAndWhatExists) {
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(imu_world(), runner);
+  auto error = [&](const std::string& key) {
+    return apply_error({{key, 1, "plan.yaml:7:3"}}, runner);
+  };
+  EXPECT_THAT(error("sensor/m/l/gyro/imu/angular_velocity/x/noise/stddev"),
+              HasSubstr("plan.yaml:7:3: sensor/m/l/gyro/imu/angular_velocity/x/noise/stddev: the "
+                        "world has no sensor 'w::m::l::gyro' (sensors in 'w::m::l': imu)"));
+  EXPECT_THAT(error("sensor/m/l/imu/imu/linear_acceleration/x/noise/stddev"),
+              HasSubstr("has no <linear_acceleration> (its children: <angular_velocity>)"));
+  EXPECT_THAT(error("sensor/m/l/imu/imu/angular_velocity/x/noise/bias_mean"),
+              HasSubstr("only elements the world file declares can be varied"));
+  EXPECT_THAT(error("sensor/m/l/imu/imu/angular_velocity/x/noise"),
+              HasSubstr("holds elements, not one number"));
+  EXPECT_THAT(error("sensor/m/l/imu/update_rate/x"),
+              HasSubstr("has no <x> (its children: none)"));
+  EXPECT_THAT(apply_error({{"sensor/m/l/imu/imu/angular_velocity/*/noise/stddev", 1, "p:1"},
+                           {"sensor/m/l/imu/imu/angular_velocity/y/noise/stddev", 1, "p:2"}},
+                          runner),
+              HasSubstr("which sensor/m/l/imu/imu/angular_velocity/*/noise/stddev (p:1) sets "
+                        "already"));
+  EXPECT_THAT(error_of(plan_text("  sensor/m/l/imu/stddev: [1]\n")),
+              HasSubstr("expected sensor/MODEL/LINK/SENSOR/PATH"));
 }
 
 TEST(Plan, PoseKeysNameAModelAndAComponent) {

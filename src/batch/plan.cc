@@ -194,6 +194,17 @@ void check_key(const std::string& key, const std::string& where) {
                            "': expected fault/N/ATTR (N: the world's FaultInjection <fault> from "
                            "0, ATTR: one of its attributes, e.g. fault/0/time)");
   }
+  if (key.starts_with("sensor/")) {
+    // MODEL[/NESTED...]/LINK/SENSOR/BLOCK/.../ELEMENT: the sensor is found in the world (apply),
+    // the rest is an element path of at least two names below <sensor>.
+    const auto names = names_of(std::string_view(key).substr(7));
+    if (names && names->size() >= 5) return;
+    throw Error(where, "'" + key +
+                           "': expected sensor/MODEL/LINK/SENSOR/PATH, PATH the elements from "
+                           "the sensor's type block to the number (e.g. "
+                           "sensor/x500/base_link/imu_sensor/imu/angular_velocity/*/noise/stddev;"
+                           " * for every child)");
+  }
   if (key.starts_with("mass/")) {
     // MODEL[/NESTED...]/LINK: at least two non-empty names.
     const auto names = names_of(std::string_view(key).substr(5));
@@ -216,12 +227,14 @@ void check_key(const std::string& key, const std::string& where) {
                                       "mass/MODEL/LINK",
                                       "pose/MODEL/x",
                                       "plugin/MODEL/PLUGIN/PARAM",
-                                      "fault/N/ATTR"};
+                                      "fault/N/ATTR",
+                                      "sensor/MODEL/LINK/SENSOR/PATH"};
   const std::string meant = closest_match(key, keys);
   throw Error(where, fmt::format("unknown parameter '{}'{}; expected wind_speed [m/s], "
                                  "wind_direction [deg], mass/MODEL/LINK [kg], "
                                  "pose/MODEL/{{x,y,z,roll,pitch,yaw}} [m, deg], "
-                                 "plugin/MODEL/PLUGIN[/N]/PARAM or fault/N/ATTR",
+                                 "plugin/MODEL/PLUGIN[/N]/PARAM, fault/N/ATTR or "
+                                 "sensor/MODEL/LINK/SENSOR/PATH",
                                  key, meant.empty() ? "" : " (did you mean '" + meant + "'?)"));
 }
 

@@ -24,10 +24,13 @@ namespace kestrel::batch {
 ///   pose relative to the model (WorldPose moved with it: where physics builds the bodies). A
 ///   model's components are applied together, models in the order of their names (a parent
 ///   before its nested models).
+/// - sensor/MODEL[/NESTED...]/LINK/SENSOR/PATH: the text (one number) of every element at PATH
+///   below the sensor's <sensor> (`*`: every child at that level), in a new element with the
+///   file's lines that replaces components::Sensor::element (read by its system at configure).
 /// plugin/ and fault/ values are in the runner's systems: they need the overload below (given
 /// here, a programmer error: KESTREL_DEMAND).
-/// @throws Error(value.where, ...) for a value out of range or a model or link not in the world
-///         (naming the models there).
+/// @throws Error(value.where, ...) for a value out of range, a model, link, sensor or sensor
+///         element not in the world (naming what is there), or two keys setting one element.
 void apply_values(std::span<const Value> values, ecs::Registry& registry, ecs::Entity world);
 
 /// The systems that read the world's wind (components::Wind), by their built-in names: a wind
