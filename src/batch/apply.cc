@@ -14,6 +14,7 @@
 #include "kestrel/components/model.h"
 #include "kestrel/components/world.h"
 #include "kestrel/core/text.h"
+#include "kestrel/world/builtin.h"
 
 namespace kestrel::batch {
 namespace {
@@ -209,15 +210,6 @@ bool one_number(const std::string& text) {
   return !text.empty() && ec == std::errc() && end == text.data() + text.size();
 }
 
-// Runner::systems() gives read-only entries and the Runner has no call to change a system's
-// <plugin> element: this is the one place that does, before configure(), when the runner has
-// read the element only for <gz:system_priority> (never changed here). The entry gets a new
-// element; the one it had (which other instances of the same model file may share) is left as
-// it was. The entries are the runner's own non-const objects.
-void replace_config(const sim::SystemEntry& s, std::shared_ptr<const Element> config) {
-  const_cast<sim::SystemEntry&>(s).config = std::move(config);
-}
-
 std::string short_name(const std::string& system) {
   const auto colons = system.rfind("::");
   return colons == std::string::npos ? system : system.substr(colons + 2);
@@ -343,7 +335,7 @@ void set_plugin_parameter(const Value& v, const PluginKey& k, sim::Runner& runne
       throw Error(v.where, fmt::format("{}: sets <{}> of {}, which {} ({}) sets already", v.key,
                                        k.param, plugin, it->second->key, it->second->where));
     }
-    replace_config(s, changed(config, {&param, "", text}));
+    runner.set_config(i, changed(config, {&param, "", text}));
   }
 }
 
@@ -404,7 +396,7 @@ void set_fault_attribute(const Value& v, sim::Runner& runner) {
                                      v.key, fault.where(), attr, *old));
   }
   const std::string text = number_text(v.value);
-  replace_config(s, changed(*s.config, {&fault, attr, text}));
+  runner.set_config(found.front(), changed(*s.config, {&fault, attr, text}));
 }
 
 // The sensors below `e` ("base_link/imu_sensor, ..." relative to it) for an error.
@@ -452,42 +444,73 @@ const Element& element_at(const Element& e, std::span<const std::size_t> at) {
   return at.empty() ? e : element_at(*e.children()[at.front()], at.subspan(1));
 }
 
-// sensor/MODEL[/NESTED...]/LINK/SENSOR/PATH: the text of every element at PATH below the
-// sensor's <sensor> (a noise's <stddev>, a lidar's <range><max>, ...). The sensor's component
-// gets a new element with the file's lines, which its system reads at configure.
-void set_sensor_element(const Value& v, ecs::Registry& r, ecs::Entity world,
-                        std::map<std::string, const Value*>& set_by) {
+// The sensor a sensor/MODEL[/NESTED...]/LINK/SENSOR/PATH key names, and PATH.
+struct SensorKey {
+  ecs::Entity entity = ecs::kNullEntity;
+  std::string scoped;             ///< world::model::link::sensor
+  std::vector<std::string> path;  ///< below <sensor>
+};
+
+SensorKey find_sensor(const Value& v, ecs::Registry& r, ecs::Entity world) {
   std::vector<std::string> names;
   for (std::size_t start = 7; start <= v.key.size();) {
     const auto slash = std::min(v.key.find('/', start), v.key.size());
     names.push_back(v.key.substr(start, slash - start));
     start = slash + 1;
   }
-  std::string scoped = r.scoped_name(world);
+  SensorKey k;
+  k.scoped = r.scoped_name(world);
   ecs::Entity e = world;
   std::size_t i = 0;
   while (i < names.size() && !r.has<c::Sensor>(e)) {
-    const ecs::Entity next = r.find_scoped(scoped + "::" + names[i]);
+    const ecs::Entity next = r.find_scoped(k.scoped + "::" + names[i]);
     if (next == ecs::kNullEntity) {
       throw Error(v.where, fmt::format("{}: the world has no sensor '{}::{}' (sensors in '{}': {})",
-                                       v.key, scoped, names[i], scoped, sensors_under(r, e)));
+                                       v.key, k.scoped, names[i], k.scoped, sensors_under(r, e)));
     }
-    scoped += "::" + names[i++];
+    k.scoped += "::" + names[i++];
     e = next;
   }
-  const std::span<const std::string> path(names.data() + i, names.size() - i);
-  if (!r.has<c::Sensor>(e) || path.size() < 2) {
+  k.path.assign(names.begin() + static_cast<std::ptrdiff_t>(i), names.end());
+  if (!r.has<c::Sensor>(e) || k.path.size() < 2) {
     throw Error(v.where,
                 fmt::format("{}: expected the sensor, then at least two elements below <sensor> "
                             "(its type block and a number in it), found {}: <update_rate>, "
                             "<topic>, <pose>, <always_on> are read as the world loads and cannot "
                             "be varied",
-                            v.key, r.has<c::Sensor>(e) ? "'" + scoped + "' and " +
-                                                             std::to_string(path.size()) +
+                            v.key, r.has<c::Sensor>(e) ? "'" + k.scoped + "' and " +
+                                                             std::to_string(k.path.size()) +
                                                              " element(s)"
-                                                       : "no sensor: '" + scoped + "'"));
+                                                       : "no sensor: '" + k.scoped + "'"));
   }
-  auto& sensor = r.get<c::Sensor>(e);
+  k.entity = e;
+  return k;
+}
+
+// The numbers of a sensor's <noise> that its parser (sensors/noise) refuses below 0: a drawn
+// value below 0 is an error at the plan's line, not at the world file's.
+bool non_negative_noise(const std::string& name) {
+  for (const char* n : {"stddev", "bias_stddev", "dynamic_bias_stddev",
+                        "dynamic_bias_correlation_time", "precision"}) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+// sensor/MODEL[/NESTED...]/LINK/SENSOR/PATH: the text of every element at PATH below the
+// sensor's <sensor> (a noise's <stddev>, a lidar's <range><max>, ...). The sensor's component
+// gets a new element with the file's lines, which its system reads at configure.
+void set_sensor_element(const Value& v, ecs::Registry& r, ecs::Entity world,
+                        std::map<std::string, const Value*>& set_by) {
+  const SensorKey k = find_sensor(v, r, world);
+  const std::string& scoped = k.scoped;
+  const std::span<const std::string> path(k.path);
+  auto& sensor = r.get<c::Sensor>(k.entity);
+  if (!sensor.element) {
+    throw Error(v.where, fmt::format("{}: the sensor '{}' was not made from a <sensor> element: "
+                                     "nothing to vary",
+                                     v.key, scoped));
+  }
   std::vector<std::size_t> at;
   std::vector<std::vector<std::size_t>> found;
   std::string missing;
@@ -496,6 +519,12 @@ void set_sensor_element(const Value& v, ecs::Registry& r, ecs::Entity world,
     throw Error(v.where, fmt::format("{}: the sensor '{}': {}; only elements the world file "
                                      "declares can be varied (declare it there, e.g. "
                                      "<noise type=\"gaussian\"><stddev>0</stddev></noise>)",
+                                     v.key, scoped, missing));
+  }
+  if (!missing.empty()) {
+    throw Error(v.where, fmt::format("{}: the sensor '{}': {}, while other elements the path "
+                                     "names have it: the path must reach a number everywhere it "
+                                     "goes (declare it there, or name the elements instead of *)",
                                      v.key, scoped, missing));
   }
   std::shared_ptr<const Element> element = sensor.element;
@@ -508,8 +537,13 @@ void set_sensor_element(const Value& v, ecs::Registry& r, ecs::Entity world,
                                        old.children().empty() ? "'" + old.text() + "'"
                                                               : "elements"));
     }
+    if (non_negative_noise(old.name()) && !(v.value >= 0)) {
+      throw Error(v.where, fmt::format("{}: <{}> at {} must be >= 0 (the noise refuses it "
+                                       "below), drew {}",
+                                       v.key, old.name(), old.where(), v.value));
+    }
     std::string id = scoped;
-    for (const std::size_t k : leaf) id += "/" + std::to_string(k);
+    for (const std::size_t n : leaf) id += "/" + std::to_string(n);
     if (const auto [it, fresh] = set_by.emplace(id, &v); !fresh) {
       throw Error(v.where, fmt::format("{}: sets <{}> at {}, which {} ({}) sets already", v.key,
                                        old.name(), old.where(), it->second->key,
@@ -617,6 +651,33 @@ void apply_values(std::span<const Value> values, sim::Runner& runner) {
                   fmt::format("{}: the world has no system that reads its wind (one of {}): every "
                               "run would fly in the same air",
                               wind->key, names));
+    }
+  }
+  // A sensor's values reach it only through the system that serves its type.
+  for (const Value& v : values) {
+    if (!v.key.starts_with("sensor/")) continue;
+    const SensorKey k = find_sensor(v, runner.registry(), runner.world());
+    const std::string& type = runner.registry().get<c::Sensor>(k.entity).type;
+    std::string_view server;  // the built-in system serving `type`
+    for (const auto& b : world::builtin_systems()) {
+      for (std::string_view list = b.serves_sensors; !list.empty() && server.empty();) {
+        const auto sp = std::min(list.find(' '), list.size());
+        if (list.substr(0, sp) == type) server = b.name;
+        list = list.substr(std::min(sp + 1, list.size()));
+      }
+    }
+    const auto& systems = runner.systems();
+    const bool served =
+        !server.empty() && std::any_of(systems.begin(), systems.end(), [&](const sim::SystemEntry& s) {
+          return s.active && s.name == "kestrel::systems::" + std::string(server);
+        });
+    if (!served) {
+      throw Error(v.where, fmt::format("{}: the sensor '{}' ({}) is served by no system of the "
+                                       "world{}: every run would read nothing from it",
+                                       v.key, k.scoped, type,
+                                       server.empty()
+                                           ? std::string(" (Kestrel has none for its type)")
+                                           : fmt::format(" (declare gz::sim::systems::{})", server)));
     }
   }
   apply_values(in_registry, runner.registry(), runner.world());

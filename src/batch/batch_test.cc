@@ -27,6 +27,7 @@ namespace kestrel::batch {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::AllOf;
 namespace fs = std::filesystem;
 
 const std::string kWorld = KESTREL_SOURCE_DIR "/worlds/x3_mission.sdf";
@@ -392,12 +393,25 @@ struct TempFile {
   }
 };
 
+// Writes `text` into the test's temporary folder as kestrel_batch_NAME_PID.sdf.
+fs::path write_world(const std::string& name, const std::string& text) {
+  const fs::path out = fs::temp_directory_path() /
+                       ("kestrel_batch_" + name + "_" + std::to_string(getpid()) + ".sdf");
+  std::ofstream(out) << text;
+  return out;
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) ADD_FAILURE() << "cannot read " << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 // worlds/x3_mission.sdf without the X3's velocity controller and mission: the test commands the
 // rotors itself. Written once into the test's temporary folder.
 std::string x3_without_controller() {
   static const TempFile file{[] {
-    std::ifstream in(kWorld);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text = text_of(kWorld);
     for (const char* plugin :
          {"gz-sim-multicopter-control-system", "kestrel-multicopter-mission-system"}) {
       const auto at = text.find(plugin);
@@ -409,10 +423,7 @@ std::string x3_without_controller() {
       }
       text.erase(start, end + 9 - start);
     }
-    const fs::path out =
-        fs::temp_directory_path() / ("kestrel_batch_x3_" + std::to_string(getpid()) + ".sdf");
-    std::ofstream(out) << text;
-    return out;
+    return write_world("x3", text);
   }()};
   return file.path.string();
 }
@@ -588,8 +599,7 @@ TEST(Plan, PluginKeysNameAModelAPluginAndAParameter) {
 // worlds/x3_mission.sdf with one scheduled fault: rotor 2 fails at 20 s.
 std::string x3_with_a_fault() {
   static const TempFile file{[] {
-    std::ifstream in(kWorld);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text = text_of(kWorld);
     const std::string plugin =
         R"(<plugin filename="kestrel-fault-injection-system" name="kestrel::systems::FaultInjection")";
     const auto at = text.find(plugin + "/>");
@@ -597,10 +607,7 @@ std::string x3_with_a_fault() {
     text.replace(at, plugin.size() + 2,
                  plugin + ">\n      <fault time=\"20\" type=\"rotor\" model=\"x3\" rotor=\"2\" " +
                      "efficiency=\"0\"/>\n    </plugin>");
-    const fs::path out =
-        fs::temp_directory_path() / ("kestrel_batch_fault_" + std::to_string(getpid()) + ".sdf");
-    std::ofstream(out) << text;
-    return out;
+    return write_world("fault", text);
   }()};
   return file.path.string();
 }
@@ -660,28 +667,30 @@ TEST(Apply, FaultAttributeErrorsNameThePlanLineAndTheSchedule) {
   EXPECT_EQ(parse_set("fault/3/efficiency=0.5").key, "fault/3/efficiency");
 }
 
-// A static model with an IMU whose gyro axes have gaussian noise of stddev 0 in the file.
-std::string imu_world() {
-  static const TempFile file{[] {
-    const fs::path out =
-        fs::temp_directory_path() / ("kestrel_batch_imu_" + std::to_string(getpid()) + ".sdf");
-    std::string axes;
-    for (const char* a : {"x", "y", "z"}) {
-      axes += fmt::format("<{0}><noise type=\"gaussian\"><mean>0</mean><stddev>0</stddev>"
-                          "</noise></{0}>\n",
-                          a);
-    }
-    std::ofstream(out) << R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
+// A static model with an IMU whose gyro `noisy` axes have gaussian noise of stddev 0 in the
+// file (the others none), and the Imu system if `served`.
+std::string imu_text(const std::string& noisy, bool served) {
+  std::string axes;
+  for (const char a : std::string("xyz")) {
+    axes += noisy.find(a) == std::string::npos
+                ? fmt::format("<{0}></{0}>\n", a)
+                : fmt::format("<{0}><noise type=\"gaussian\"><mean>0</mean><stddev>0</stddev>"
+                              "</noise></{0}>\n",
+                              a);
+  }
+  return std::string(R"(<?xml version="1.0"?><sdf version="1.9"><world name="w">
   <physics type="ode"><max_step_size>0.001</max_step_size></physics>
-  <plugin filename="gz-sim-imu-system" name="gz::sim::systems::Imu"/>
-  <model name="m"><static>true</static><link name="l">
+)") + (served ? R"(  <plugin filename="gz-sim-imu-system" name="gz::sim::systems::Imu"/>
+)" : "") + R"(  <model name="m"><static>true</static><link name="l">
     <inertial><mass>1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>
     <sensor name="imu" type="imu"><update_rate>1000</update_rate><imu><angular_velocity>
 )" + axes + R"(</angular_velocity></imu></sensor>
   </link></model></world></sdf>
 )";
-    return out;
-  }()};
+}
+
+std::string imu_world() {
+  static const TempFile file{write_world("imu", imu_text("xyz", true))};
   return file.path.string();
 }
 
@@ -745,6 +754,41 @@ TEST(Apply, SensorKeyErrorsNameThePlanLineAndWhatExists) {
                         "already"));
   EXPECT_THAT(error_of(plan_text("  sensor/m/l/imu/stddev: [1]\n")),
               HasSubstr("expected sensor/MODEL/LINK/SENSOR/PATH"));
+  // A noise's stddev below 0 is refused at the plan's line, not at the world file's.
+  EXPECT_THAT(apply_error({{"sensor/m/l/imu/imu/angular_velocity/y/noise/stddev", -0.004, "p:4"}},
+                          runner),
+              HasSubstr("p:4: sensor/m/l/imu/imu/angular_velocity/y/noise/stddev: <stddev> at "));
+  EXPECT_THAT(apply_error({{"sensor/m/l/imu/imu/angular_velocity/y/noise/stddev", -0.004, "p:4"}},
+                          runner),
+              HasSubstr("must be >= 0 (the noise refuses it below), drew -0.004"));
+}
+
+// A * that reaches the number below some elements only, and a sensor that no system of the
+// world serves, are errors at the plan's line: neither may vary less than the key says.
+TEST(Apply, SensorKeysReachEveryElementTheyNameAndAServedSensor) {
+  const TempFile partial{write_world("imu_xz", imu_text("xz", true))};
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(partial.path.string(), runner);
+  EXPECT_THAT(apply_error({{"sensor/m/l/imu/imu/angular_velocity/*/noise/stddev", 1, "p:5"}},
+                          runner),
+              AllOf(HasSubstr("p:5: sensor/m/l/imu/imu/angular_velocity/*/noise/stddev: the "
+                              "sensor 'w::m::l::imu': <y> at "),
+                    HasSubstr("has no <noise> (its children: none), while other elements the "
+                              "path names have it")));
+  sim::Runner named(sim::Runner::Options{});
+  world::load_world_into_runner(partial.path.string(), named);
+  apply_values(std::vector<Value>{{"sensor/m/l/imu/imu/angular_velocity/x/noise/stddev", 1, "p:6"},
+                                  {"sensor/m/l/imu/imu/angular_velocity/z/noise/stddev", 1, "p:7"}},
+               named);
+
+  const TempFile unserved{write_world("imu_unserved", imu_text("xyz", false))};
+  sim::Runner alone(sim::Runner::Options{});
+  world::load_world_into_runner(unserved.path.string(), alone);
+  EXPECT_THAT(apply_error({{"sensor/m/l/imu/imu/angular_velocity/x/noise/stddev", 1, "p:8"}},
+                          alone),
+              HasSubstr("p:8: sensor/m/l/imu/imu/angular_velocity/x/noise/stddev: the sensor "
+                        "'w::m::l::imu' (imu) is served by no system of the world (declare "
+                        "gz::sim::systems::Imu): every run would read nothing from it"));
 }
 
 TEST(Plan, PoseKeysNameAModelAndAComponent) {

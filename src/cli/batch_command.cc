@@ -204,12 +204,18 @@ int run_batch(const BatchArgs& a) {
   // The world file as these runs loaded it: a resume with the file changed would mix results of
   // two worlds under one plan.
   const std::string world_text = read_regular_file(plan.world, std::uint64_t{1} << 30);
-  if (const std::string before = db.meta("world"); !before.empty() && before != world_text &&
-                                                    !db.done().empty()) {
-    throw UsageError(fmt::format(
-        "{}: the world file {} changed since the runs already in {} were run: resuming would mix "
-        "two worlds' results (restore the file, or give another --out)",
-        a.plan, plan.world.string(), db.file().string()));
+  if (const std::string before = db.meta("world"); !db.done().empty() && before != world_text) {
+    throw UsageError(
+        before.empty()
+            ? fmt::format("{}: {} holds {} but not the text of the world file they ran (written "
+                          "by a Kestrel that did not keep it): a resume cannot tell whether {} "
+                          "changed since (give another --out)",
+                          a.plan, db.file().string(), counted(db.done().size(), "run"),
+                          plan.world.string())
+            : fmt::format("{}: the world file {} changed since the runs already in {} were run: "
+                          "resuming would mix two worlds' results (restore the file, or give "
+                          "another --out)",
+                          a.plan, plan.world.string(), db.file().string()));
   }
   db.set_meta("world", world_text);
   db.set_meta("runs", std::to_string(plan.runs));  // what merge and report count missing runs by
@@ -255,6 +261,15 @@ int run_batch(const BatchArgs& a) {
     batch::execute(
         todo, o, [&plan, &dir](const batch::RunSpec& s) { return run_world(plan, s, dir); },
         [&](const batch::RunResult& r) {
+          // Each run loads the world file anew: one edited while the batch ran is found here,
+          // before a result of the other world is recorded.
+          if (read_regular_file(plan.world, std::uint64_t{1} << 30) != world_text) {
+            throw UsageError(fmt::format(
+                "{}: the world file {} changed while the batch ran: run {} and those running "
+                "beside it are not recorded (they may have loaded either text); restore the "
+                "file and the same command resumes",
+                a.plan, plan.world.string(), r.run_id));
+          }
           db.insert(r);
           ++outcomes[r.outcome];
           if (r.outcome != "completed") {
@@ -318,14 +333,26 @@ int run_merge(const MergeArgs& a) {
     batch::Database in(file, std::nullopt, std::nullopt);
     if (in.plan_text().empty())
       throw UsageError("batch merge: " + file.string() + " holds no plan");
-    if (const std::string w = in.meta("world"), have = out.meta("world");
-        !w.empty() && !have.empty() && w != have) {
+    const std::string w = in.meta("world"), world = out.meta("world");
+    if (w.empty() && !in.done().empty()) {
+      throw UsageError(fmt::format("batch merge: {} holds runs but not the text of the world "
+                                   "file they ran (written by a Kestrel that did not keep it): "
+                                   "the merge cannot tell whether the shards ran the same world",
+                                   file.string()));
+    }
+    if (world.empty() && !out.done().empty()) {
+      throw UsageError(fmt::format("batch merge: {} holds runs but not the text of the world "
+                                   "file they ran: the merge cannot tell whether {} ran the same "
+                                   "world",
+                                   out.file().string(), file.string()));
+    }
+    if (!world.empty() && w != world) {
       throw UsageError(fmt::format("batch merge: {} was run with another world file than the "
                                    "runs already in {} (the plan's world changed between them)",
                                    file.string(), out.file().string()));
     }
     out.set_plan(in.plan_file(), in.plan_text());
-    if (const std::string w = in.meta("world"); !w.empty()) out.set_meta("world", w);
+    out.set_meta("world", w);
     out.set_meta("replay", in.meta("replay"));
     out.set_meta("runs", in.meta("runs"));
     std::map<std::uint64_t, batch::RunResult> have;

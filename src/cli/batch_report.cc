@@ -116,16 +116,19 @@ std::string replay_command(const std::string& prefix, const RunResult& r) {
 }
 
 // The run's recording (a plan with `record: true`): DIR/runs/run-K.mcap, or a shard's
-// DIR/shard-I-of-N/runs/run-K.mcap; empty if there is none.
+// DIR/shard-I-of-N/runs/run-K.mcap (the first shard folder by name that has one, whatever the
+// order the file system lists them in); empty if there is none.
 std::string recording_of(const fs::path& dir, std::uint64_t run_id) {
   const std::string name = fmt::format("run-{}.mcap", run_id);
   std::error_code ec;
   if (fs::is_regular_file(dir / "runs" / name, ec)) return (dir / "runs" / name).string();
+  std::vector<fs::path> shards;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const fs::path p = e.path() / "runs" / name;
-    if (e.path().filename().string().starts_with("shard-") && fs::is_regular_file(p, ec)) {
-      return p.string();
-    }
+    if (e.path().filename().string().starts_with("shard-")) shards.push_back(e.path());
+  }
+  std::sort(shards.begin(), shards.end());
+  for (const auto& s : shards) {
+    if (fs::is_regular_file(s / "runs" / name, ec)) return (s / "runs" / name).string();
   }
   return {};
 }

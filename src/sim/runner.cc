@@ -122,6 +122,11 @@ SystemEntry& Runner::add_system(std::unique_ptr<System> system, ecs::Entity enti
   return systems_.back();
 }
 
+void Runner::set_config(std::size_t index, std::shared_ptr<const Element> config) {
+  KESTREL_DEMAND(!configured_ && index < systems_.size() && config);
+  systems_[index].config = std::move(config);
+}
+
 static bool by_priority(const SystemEntry& a, const SystemEntry& b) {
   return a.priority < b.priority;
 }

@@ -165,6 +165,37 @@ contains "the world changed" "$tmp/err" "changing.yaml: the world file changing.
 cp changing.orig changing.sdf
 expect 0 "with the world restored it resumes" "$kestrel" batch changing.yaml --out changing
 contains "one to run" "$tmp/out" "3 already in changing/results.sqlite, 1 to run"
+# A database of runs without the world's text (a Kestrel before it was kept) cannot be checked:
+# refused, not resumed as if the world were the same.
+cp -r changing unkept
+python3 -c 'import sqlite3; d = sqlite3.connect("unkept/results.sqlite"); d.execute("DELETE FROM batch WHERE key = '"'"'world'"'"'"); d.execute("DELETE FROM runs WHERE run_id = 3"); d.commit()'
+expect 2 "resuming runs whose world text was not kept is refused" "$kestrel" batch changing.yaml --out unkept
+contains "no world text" "$tmp/err" "unkept/results.sqlite holds 3 runs but not the text of the world file they ran"
+# Shards of another world do not merge: shard 1/2 run after the file changed.
+expect 0 "shard 0/2 of the world as it was" "$kestrel" batch changing.yaml --out w0 --shard 0/2
+echo '<!-- changed -->' >>changing.sdf
+expect 0 "shard 1/2 of the changed world" "$kestrel" batch changing.yaml --out w1 --shard 1/2
+expect 2 "merging shards of two worlds is refused" "$kestrel" batch merge wmerged w0 w1
+contains "merge of two worlds" "$tmp/err" "batch merge: w1/results.sqlite was run with another world file than the runs already in wmerged/results.sqlite"
+cp changing.orig changing.sdf
+# The world file edited while the batch runs: the result that follows is not recorded, the
+# batch stops (exit 2), and with the file restored the same command resumes.
+"$kestrel" batch changing.yaml --out during -j 1 >"$tmp/out" 2>"$tmp/err" &
+batch=$!
+for _ in $(seq 3000); do [ -e during/logs/run-1.log ] && break; sleep 0.01; done
+echo '<!-- changed -->' >>changing.sdf
+wait $batch
+code=$?
+if [ "$code" -eq 2 ] && grep -qF "changing.yaml: the world file changing.sdf changed while the batch ran: run 1 and those running beside it are not recorded" "$tmp/err"; then
+  echo "ok: a world edited during the batch stops it before run 1 is recorded"
+else
+  echo "FAIL: world edited during the batch: exit $code"; sed 's/^/  | /' "$tmp/err" | tail -5; fails=$((fails+1))
+fi
+[ "$(sql during/results.sqlite 'SELECT run_id FROM runs')" = "0" ] ||
+  { echo "FAIL: rows after the edit: $(sql during/results.sqlite 'SELECT run_id FROM runs' | tr '\n' ' ')"; fails=$((fails+1)); }
+cp changing.orig changing.sdf
+expect 0 "restored, the batch resumes" "$kestrel" batch changing.yaml --out during -j 1
+contains "three to run" "$tmp/out" "1 already in during/results.sqlite, 3 to run"
 
 # Bad plans: file:line:column and what was expected, before anything runs.
 printf 'world: x3_short.sdf\nruns: 2\nsede: 3\n' >bad1.yaml

@@ -100,6 +100,10 @@ class Runner {
                           std::string origin);
   /// Systems in run order (ascending priority, ties in add order), inactive ones included.
   const std::vector<SystemEntry>& systems() const { return systems_; }
+  /// Gives systems()[index] a new <plugin> element for its configure() to read (a batch run's
+  /// varied parameter); its priority stays the one add_system() took from the old element.
+  /// @pre configure() not yet called.
+  void set_config(std::size_t index, std::shared_ptr<const Element> config);
 
   /// Adds systems to the configured world, e.g. the plugins of a model spawned at run time.
   /// Call on the step thread at a step boundary (from a function given to post()). Each one's
