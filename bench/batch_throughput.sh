@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="$(realpath "${1:-build}")"
-runs="${2:-8}"
+runs="${2:-32}"
 rounds="${3:-3}"
 repo=$PWD
 kestrel="$build/src/cli/kestrel"
