@@ -405,10 +405,12 @@ network() {
   "$kestrel" run "$src/worlds/demo.sdf" --duration 30 --rtf 1 --quiet >"$tmp/net.log" 2>&1 &
   local p=$!
   pids+=("$p")
+  # Until both sockets are bound to lo, or 10 s: ignition-transport creates them on 0.0.0.0 and
+  # Kestrel binds them to the device right after, so on busy cores ss can see them in between.
   local line=""
   for _ in $(seq 100); do
     line=$(ss -u -a -n -p 2>/dev/null | grep "pid=$p," | grep -E ':1031[78] ' || true)
-    [ "$(echo "$line" | grep -c ':1031[78] ')" -ge 2 ] && break
+    [ "$(echo "$line" | grep -c '%lo:1031[78] ')" -ge 2 ] && break
     sleep 0.1
   done
   if [ -z "$line" ]; then
