@@ -667,17 +667,19 @@ void apply_values(std::span<const Value> values, sim::Runner& runner) {
       }
     }
     const auto& systems = runner.systems();
+    const std::string name = "kestrel::systems::" + std::string(server);
     const bool served =
-        !server.empty() && std::any_of(systems.begin(), systems.end(), [&](const sim::SystemEntry& s) {
-          return s.active && s.name == "kestrel::systems::" + std::string(server);
-        });
+        !server.empty() && std::any_of(systems.begin(), systems.end(),
+                                       [&](const sim::SystemEntry& s) {
+                                         return s.active && s.name == name;
+                                       });
     if (!served) {
+      const std::string fix = server.empty()
+                                  ? std::string(" (Kestrel has none for its type)")
+                                  : fmt::format(" (declare gz::sim::systems::{})", server);
       throw Error(v.where, fmt::format("{}: the sensor '{}' ({}) is served by no system of the "
                                        "world{}: every run would read nothing from it",
-                                       v.key, k.scoped, type,
-                                       server.empty()
-                                           ? std::string(" (Kestrel has none for its type)")
-                                           : fmt::format(" (declare gz::sim::systems::{})", server)));
+                                       v.key, k.scoped, type, fix));
     }
   }
   apply_values(in_registry, runner.registry(), runner.world());
