@@ -62,6 +62,7 @@ batch::RunResult run_world(const batch::Plan& plan, const batch::RunSpec& spec,
   ws.render_threads = 1;
   if (plan.truth_csv) ws.truth_csv = run_output(dir, spec.run_id, "csv").string();
   if (plan.record) ws.record = run_output(dir, spec.run_id, "mcap").string();
+  ws.log_record = WorldSettings::LogRecordUse::kRefuse;  // a world's LogRecord: `record: true`
   ws.before_configure = [&spec](sim::Runner& r) {
     batch::apply_values(spec.values, r);
   };
@@ -173,6 +174,8 @@ int run_batch(const BatchArgs& a) {
           ws.seed = s.seed;
           ws.transport = false;
           ws.quiet = true;
+          ws.log_record = plan.record ? WorldSettings::LogRecordUse::kAccept
+                                      : WorldSettings::LogRecordUse::kRefuse;
           ws.before_configure = [&s](sim::Runner& r) {
             batch::apply_values(s.values, r);
           };

@@ -1,5 +1,6 @@
 #include "cli/world.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "kestrel/components/sitl.h"
 #include "kestrel/core/text.h"
 #include "kestrel/physics/truth_csv.h"
+#include "kestrel/record/log_record.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
 #include "kestrel/viewer/viewer.h"
@@ -105,17 +107,67 @@ LoadedWorld load_world(const WorldSettings& s) {
     runner->add_system(viewer::make_viewer_system(*runner, v), runner->world(), nullptr,
                        "kestrel::viewer::Viewer", "--viewer");
   }
+  // Gazebo's LogRecord plugin: the recorder into <path>/state.mcap, unless --record records
+  // (one recorder, as in Gazebo, where the first LogRecord started records).
+  std::string record_file = s.record;
+  const sim::SystemEntry* log_record = nullptr;
+  for (const sim::SystemEntry& e : runner->systems()) {
+    if (!e.active || e.name != "kestrel::systems::LogRecord") continue;
+    if (log_record) {
+      if (!s.quiet) {
+        spdlog::warn("{}: a second LogRecord plugin: the one at {} records, this one does not",
+                     e.origin, log_record->origin);
+      }
+      continue;
+    }
+    log_record = &e;
+  }
+  if (log_record) {
+    record::LogRecordOptions lr;
+    try {
+      lr = record::log_record_options(*log_record->config);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    if (!s.record.empty()) {
+      if (!s.quiet) {
+        std::printf("kestrel: --record %s records; the LogRecord plugin (%s) does not write %s\n",
+                    s.record.c_str(), log_record->origin.c_str(), lr.file.c_str());
+      }
+    } else if (s.log_record == WorldSettings::LogRecordUse::kRefuse) {
+      throw UsageError(fmt::format(
+          "{}: the world declares LogRecord: every run of the batch would write {}; record each "
+          "run with the plan's `record: true` (DIR/runs/run-K.mcap), or remove the plugin",
+          log_record->origin, lr.file));
+    } else if (s.log_record == WorldSettings::LogRecordUse::kRecord) {
+      std::error_code ec;
+      std::filesystem::create_directories(lr.folder, ec);
+      if (ec) {
+        throw UsageError(fmt::format("{}: LogRecord <path>: cannot create {}: {}",
+                                     log_record->origin, lr.folder, ec.message()));
+      }
+      record_file = lr.file;
+      if (!s.quiet) {
+        std::printf("kestrel: LogRecord (%s): recording to %s\n", log_record->origin.c_str(),
+                    record_file.c_str());
+        std::fflush(stdout);
+      }
+    }
+    runner->registry().add<record::LogRecordTaken>(runner->world(),
+                                                   record::LogRecordTaken{record_file});
+  }
   // After every world system, so that the sensors' topics are set when it builds its channels.
-  if (!s.record.empty()) {
+  if (!record_file.empty()) {
     record::RecordOptions o;
-    o.path = s.record;
+    o.path = record_file;
     o.world_file = std::filesystem::absolute(s.path).lexically_normal().string();
     o.topics = s.record_topics;
     o.compression = record::parse_compression(s.record_compression);
     o.report = s.record_report;
     o.rate_hz = s.record_rate_hz;
     runner->add_system(record::make_recorder_system(*runner, std::move(o)), runner->world(),
-                       nullptr, "kestrel::record::Recorder", "--record");
+                       nullptr, "kestrel::record::Recorder",
+                       s.record.empty() ? log_record->origin : "--record");
   }
   // SITL bridges attached from the command line (src/sitl).
   for (const auto& [specs, autopilot, flag] :

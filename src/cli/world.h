@@ -44,6 +44,12 @@ struct WorldSettings {
   std::string record_compression = "zstd";        ///< --record-compression
   double record_rate_hz = 0;                      ///< --record-rate (0: every change)
   record::RecordReport* record_report = nullptr;  ///< filled when the recording closes
+  /// A world's LogRecord plugin (src/record/README.md, "LogRecord"): kRecord records into its
+  /// `<path>`/state.mcap unless `record` is set (then `record` records, as one recorder runs in
+  /// Gazebo); kRefuse, for a batch's runs without `record: true` (each would write the same
+  /// file), is a UsageError; kAccept takes it over without recording (a batch's plan check).
+  enum class LogRecordUse { kRecord, kRefuse, kAccept };
+  LogRecordUse log_record = LogRecordUse::kRecord;
   /// `kestrel replay`: the world's entities without its systems, driven by this recording
   /// (checked against the world: a mismatch is a UsageError); scene broadcaster with transport.
   std::shared_ptr<const record::Recording> replay;

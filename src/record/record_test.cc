@@ -12,6 +12,7 @@
 #include "export/proto/foxglove/schemas.pb.h"
 #include "kestrel/components/model.h"
 #include "kestrel/core/error.h"
+#include "kestrel/record/log_record.h"
 #include "kestrel/record/mcap.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/record/recorder.h"
@@ -498,6 +499,70 @@ TEST(Replay, AFileThatIsNotMcapOrHasNoStateIsAnErrorNamingIt) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("has no /kestrel/state channel"));
+  }
+}
+
+// Gazebo's LogRecord <plugin> in the test world, with `params` inside.
+std::string log_record_world(const std::string& params) {
+  std::string w = kWorld;
+  w.replace(w.find("<model"), 0,
+            "<plugin filename=\"gz-sim-log-system\" name=\"gz::sim::systems::LogRecord\">" +
+                params + "</plugin>\n  ");
+  return w;
+}
+
+// LogRecord's parameters as gz-sim (Fortress) reads them: <path> a folder (relative to the
+// working directory; Gazebo's ~/.gz/sim/log/<time> without it), <record_resources> and
+// <compress> false or refused at their lines, anything else refused; without a program that
+// records for it (LogRecordTaken), configure is an error at the plugin's line.
+TEST(LogRecord, ParametersAsGazeboReadsThemAndNoSilentWorldWithoutARecorder) {
+  Dir d;
+  auto options = [&](const std::string& params) {
+    std::ofstream(d.path / "lr.sdf") << log_record_world(params);
+    sim::Runner runner(sim::Runner::Options{});
+    world::load_world_into_runner(d.path / "lr.sdf", runner);
+    for (const auto& s : runner.systems()) {
+      if (s.name == "kestrel::systems::LogRecord") return log_record_options(*s.config);
+    }
+    throw Error("no LogRecord system in the runner");
+  };
+  auto error = [&](const std::string& params) {
+    try {
+      options(params);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(options("<path>" + (d.path / "logs").string() + "</path>").file,
+            (d.path / "logs" / "state.mcap").string());
+  EXPECT_EQ(options("<path>rel</path><compress>false</compress>").folder,
+            (fs::current_path() / "rel").string());
+  setenv("HOME", d.path.c_str(), 1);
+  EXPECT_THAT(options("").folder, HasSubstr((d.path / ".gz" / "sim" / "log").string() + "/"));
+  EXPECT_THAT(error("<record_resources>true</record_resources>"),
+              HasSubstr("lr.sdf:4: LogRecord <record_resources>true: Kestrel does not copy"));
+  EXPECT_THAT(error("<compress>1</compress>"),
+              HasSubstr("LogRecord <compress>true: Kestrel does not zip the log folder"));
+  EXPECT_THAT(error("<compress>yes</compress>"),
+              HasSubstr("LogRecord <compress>: expected true or false, found 'yes'"));
+  EXPECT_THAT(error("<compress_path>a.zip</compress_path>"),
+              HasSubstr("<compress_path>: only read with <compress>true"));
+  EXPECT_THAT(error("<path>x</path><record_topic>/a</record_topic>"),
+              HasSubstr("unknown parameter <record_topic>"));
+  std::ofstream(d.path / "file") << "";
+  EXPECT_THAT(error("<path>" + (d.path / "file").string() + "</path>"),
+              HasSubstr("is not a folder"));
+
+  std::ofstream(d.path / "lr.sdf") << log_record_world("<path>logs</path>");
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(d.path / "lr.sdf", runner);
+  try {
+    runner.configure();
+    ADD_FAILURE() << "a LogRecord that nothing records for configured";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("lr.sdf:4: LogRecord: this program does not record the "
+                                    "world"));
   }
 }
 

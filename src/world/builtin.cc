@@ -4,6 +4,7 @@
 #include "kestrel/world/builtin.h"
 
 #include "kestrel/physics/physics.h"
+#include "kestrel/record/log_record.h"
 #include "kestrel/sensors/sensors.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/transport/transport.h"
@@ -102,6 +103,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"BuoyancyEngine", &systems::make_buoyancy_engine, false, ""},
       {"FixedWingControl", &systems::make_fixed_wing_control, false, ""},
       {"FixedWingMission", &systems::make_fixed_wing_mission, false, ""},
+      {"LogRecord", &record::make_log_record_system, false, ""},
   };
   return kSystems;
 }

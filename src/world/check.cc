@@ -11,6 +11,7 @@
 #include "kestrel/core/log.h"
 #include "kestrel/core/text.h"
 #include "kestrel/physics/physics.h"
+#include "kestrel/record/log_record.h"
 #include "kestrel/sim/runner.h"
 #include "kestrel/sitl/sitl.h"
 #include "kestrel/world/setup.h"
@@ -105,6 +106,8 @@ CheckReport check_world(const CheckOptions& options) {
     try {
       load_world_into_runner(options.world, runner, ws);
       sitl::check_channel_maps(runner);  // as `kestrel run` refuses it
+      // `kestrel run` records for a LogRecord plugin (its parameters are still checked).
+      runner.registry().add<record::LogRecordTaken>(runner.world(), record::LogRecordTaken{});
       runner.configure();
       // The first steps, on this copy of the world: what fails when systems first act (a
       // motor constant of 1e10 turning the first rotor commands into forces MuJoCo cannot

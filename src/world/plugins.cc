@@ -192,7 +192,7 @@ constexpr std::string_view kRenderOnly[] = {"cameravideorecorder", "logvideoreco
 
 // Gazebo systems Kestrel does not build in because what they do has no counterpart here
 // (normalized class names), with what is missing (docs/compatibility.md): MuJoCo 2.2 lacks what
-// they drive in the physics engine, or they read or write Gazebo's own log format.
+// they drive in the physics engine, or they read Gazebo's own log format.
 constexpr std::pair<std::string_view, std::string_view> kCannotProvide[] = {
     {"trackcontroller",
      "it moves the contact surface of a track link (Gazebo sets DART's or ODE's contact surface "
@@ -208,10 +208,6 @@ constexpr std::pair<std::string_view, std::string_view> kCannotProvide[] = {
     {"lookupwheelslip",
      "it sets wheels' slip compliance through WheelSlip's components, and MuJoCo 2.2 has no "
      "slip compliance"},
-    {"logrecord",
-     "it writes Gazebo's log (<record_path>/state.tlog, ign-transport's SQLite log), which "
-     "Kestrel does not write: record with `kestrel run WORLD --record FILE.mcap` (MCAP; "
-     "src/record/README.md)"},
     {"logplayback",
      "it plays Gazebo's log (<path>/state.tlog, ign-transport's SQLite log), which Kestrel does "
      "not read: replay a Kestrel recording with `kestrel replay FILE.mcap`"},

@@ -145,10 +145,7 @@ TEST(PluginResolution, SystemsNeedingPhysicsMujocoLacksSayWhatIsMissing) {
        "MuJoCo 2.2 has neither slip compliance nor a friction direction"},
       {"libgz-sim8-lookup-wheel-slip-system.so", "LookupWheelSlipByFile",
        "MuJoCo 2.2 has no slip compliance"},
-      // Gazebo's log format (issue 21): the refusal says what Kestrel does instead.
-      {"gz-sim-log-system", "gz::sim::systems::LogRecord",
-       "state.tlog, ign-transport's SQLite log), which Kestrel does not write: record with "
-       "`kestrel run WORLD --record FILE.mcap`"},
+      // Gazebo's log format: the refusal says what Kestrel does instead.
       {"ignition-gazebo-log-system", "ignition::gazebo::systems::LogPlayback",
        "which Kestrel does not read: replay a Kestrel recording with `kestrel replay FILE.mcap`"},
   };

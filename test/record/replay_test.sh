@@ -6,8 +6,8 @@
 # not match are refused (exit 2) naming what is wrong.
 # Usage: test/record/replay_test.sh KESTREL_BINARY SOURCE_DIR
 set -uo pipefail
-kestrel=$1
-src=$2
+kestrel=$(realpath "$1")
+src=$(realpath "$2")
 fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -146,6 +146,52 @@ if awk 'NR == FNR { want[$0] = 1; next } FNR > 1 && !($0 in want) { bad++ } END 
 else
   echo "FAIL: the seek's truth CSV: $rows rows (3510 expected), last at $last s, or rows not the run's"
   fails=$((fails+1))
+fi
+
+# Gazebo's LogRecord plugin (src/record/README.md, "LogRecord"): `kestrel run` records the world
+# into <path>/state.mcap as --record would, and the recording replays to the run's CSV.
+python3 - "$src/worlds/demo.sdf" "$tmp/lr.sdf" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+i = s.index("<model")
+plugin = ('<plugin filename="gz-sim-log-system" name="gz::sim::systems::LogRecord">'
+          '<path>logs/lr</path></plugin>\n    ')
+open(sys.argv[2], "w").write(s[:i] + plugin + s[i:])
+PY
+line=$(grep -n "LogRecord" "$tmp/lr.sdf" | cut -d: -f1)
+cd "$tmp" || exit 1
+expect 0 "a world declaring LogRecord runs" \
+  "$kestrel" run lr.sdf --no-transport --duration 1 --truth-csv lr_run.csv --truth-rate 0
+cd - >/dev/null || exit 1
+contains "LogRecord names its file" "$tmp/out" "kestrel: LogRecord (lr.sdf:$line): recording to $tmp/logs/lr/state.mcap"
+expect 0 "its recording replays" "$kestrel" replay "$tmp/logs/lr/state.mcap" --no-transport \
+  --truth-csv "$tmp/lr_replay.csv" --truth-rate 0 --quiet
+same "LogRecord's recording replays to the run's truth CSV" "$tmp/lr_run.csv" "$tmp/lr_replay.csv"
+expect 0 "--record beside LogRecord" "$kestrel" run "$tmp/lr.sdf" --no-transport --duration 0.1 \
+  --record "$tmp/cli.mcap"
+contains "--record records instead" "$tmp/out" "kestrel: --record $tmp/cli.mcap records; the LogRecord plugin"
+sed 's|<path>logs/lr</path>|<record_resources>true</record_resources>|' "$tmp/lr.sdf" >"$tmp/lr_res.sdf"
+expect 2 "LogRecord <record_resources>true is refused" "$kestrel" run "$tmp/lr_res.sdf" --no-transport --duration 1
+contains "record_resources at its line" "$tmp/err" "lr_res.sdf:$line: LogRecord <record_resources>true: Kestrel does not copy"
+printf 'world: %s\nruns: 2\n' "$tmp/lr.sdf" >"$tmp/lr_plan.yaml"
+cd "$tmp" || exit 1
+expect 2 "a batch of a LogRecord world without record: true is refused" \
+  "$kestrel" batch lr_plan.yaml --out lr_batch --quiet
+cd - >/dev/null || exit 1
+contains "the batch says why" "$tmp/err" "the world declares LogRecord: every run of the batch would write $tmp/logs/lr/state.mcap"
+# Gazebo's own LogRecord world, with its default folder ~/.gz/sim/log/<time> under a test HOME.
+gz="$src/../shared/worlds/gz/log_record_dbl_pendulum.sdf"
+if [ -f "$gz" ]; then
+  expect 0 "gz-sim's log_record_dbl_pendulum runs and records" \
+    env HOME="$tmp/home" "$kestrel" run "$gz" --no-transport --duration 0.5
+  rec=$(ls "$tmp"/home/.gz/sim/log/*/state.mcap 2>/dev/null | head -1)
+  if [ -n "$rec" ] && "$kestrel" log info "$rec" >"$tmp/info" 2>&1 && grep -q "/kestrel/state" "$tmp/info"; then
+    echo "ok: its recording in ~/.gz/sim/log/<time>/state.mcap holds the state channel"
+  else
+    echo "FAIL: no readable recording under $tmp/home/.gz/sim/log"; fails=$((fails+1))
+  fi
+else
+  echo "SKIPPED: $gz not found (the shared folder beside the repository)"
 fi
 
 if [ "$fails" -ne 0 ]; then
