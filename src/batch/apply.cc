@@ -15,6 +15,7 @@
 #include "kestrel/components/world.h"
 #include "kestrel/core/text.h"
 #include "kestrel/world/builtin.h"
+#include "sensors/noise/noise.h"
 
 namespace kestrel::batch {
 namespace {
@@ -487,16 +488,6 @@ SensorKey find_sensor(const Value& v, ecs::Registry& r, ecs::Entity world) {
   return k;
 }
 
-// The numbers of a sensor's <noise> that its parser (sensors/noise) refuses below 0: a drawn
-// value below 0 is an error at the plan's line, not at the world file's.
-bool non_negative_noise(const std::string& name) {
-  for (const char* n : {"stddev", "bias_stddev", "dynamic_bias_stddev",
-                        "dynamic_bias_correlation_time", "precision"}) {
-    if (name == n) return true;
-  }
-  return false;
-}
-
 // sensor/MODEL[/NESTED...]/LINK/SENSOR/PATH: the text of every element at PATH below the
 // sensor's <sensor> (a noise's <stddev>, a lidar's <range><max>, ...). The sensor's component
 // gets a new element with the file's lines, which its system reads at configure.
@@ -537,11 +528,6 @@ void set_sensor_element(const Value& v, ecs::Registry& r, ecs::Entity world,
                                        old.children().empty() ? "'" + old.text() + "'"
                                                               : "elements"));
     }
-    if (non_negative_noise(old.name()) && !(v.value >= 0)) {
-      throw Error(v.where, fmt::format("{}: <{}> at {} must be >= 0 (the noise refuses it "
-                                       "below), drew {}",
-                                       v.key, old.name(), old.where(), v.value));
-    }
     std::string id = scoped;
     for (const std::size_t n : leaf) id += "/" + std::to_string(n);
     if (const auto [it, fresh] = set_by.emplace(id, &v); !fresh) {
@@ -550,6 +536,18 @@ void set_sensor_element(const Value& v, ecs::Registry& r, ecs::Entity world,
                                        it->second->where));
     }
     element = changed(*element, {&old, "", text});
+  }
+  // A drawn value the sensor's noise refuses (a stddev below 0, ...) is an error at the plan's
+  // line, from the noise's own parser (sensors/noise), not only when the run configures.
+  for (const auto& leaf : found) {
+    if (leaf.size() < 2) continue;
+    const Element& parent = element_at(*element, std::span(leaf).first(leaf.size() - 1));
+    if (parent.name() != "noise") continue;
+    try {
+      sensors::parse_noise(&parent);
+    } catch (const Error& e) {
+      throw Error(v.where, fmt::format("{}: drew {}: {}", v.key, v.value, e.what()));
+    }
   }
   sensor.element = std::move(element);
 }

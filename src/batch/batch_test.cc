@@ -20,6 +20,7 @@
 #include "kestrel/components/physics.h"
 #include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/files.h"
 #include "kestrel/core/time.h"
 #include "kestrel/world/setup.h"
 
@@ -401,17 +402,11 @@ fs::path write_world(const std::string& name, const std::string& text) {
   return out;
 }
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) ADD_FAILURE() << "cannot read " << path;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // worlds/x3_mission.sdf without the X3's velocity controller and mission: the test commands the
 // rotors itself. Written once into the test's temporary folder.
 std::string x3_without_controller() {
   static const TempFile file{[] {
-    std::string text = text_of(kWorld);
+    std::string text = read_regular_file(kWorld, std::uint64_t{1} << 30);
     for (const char* plugin :
          {"gz-sim-multicopter-control-system", "kestrel-multicopter-mission-system"}) {
       const auto at = text.find(plugin);
@@ -599,7 +594,7 @@ TEST(Plan, PluginKeysNameAModelAPluginAndAParameter) {
 // worlds/x3_mission.sdf with one scheduled fault: rotor 2 fails at 20 s.
 std::string x3_with_a_fault() {
   static const TempFile file{[] {
-    std::string text = text_of(kWorld);
+    std::string text = read_regular_file(kWorld, std::uint64_t{1} << 30);
     const std::string plugin =
         R"(<plugin filename="kestrel-fault-injection-system" name="kestrel::systems::FaultInjection")";
     const auto at = text.find(plugin + "/>");
@@ -757,10 +752,13 @@ TEST(Apply, SensorKeyErrorsNameThePlanLineAndWhatExists) {
   // A noise's stddev below 0 is refused at the plan's line, not at the world file's.
   EXPECT_THAT(apply_error({{"sensor/m/l/imu/imu/angular_velocity/y/noise/stddev", -0.004, "p:4"}},
                           runner),
-              HasSubstr("p:4: sensor/m/l/imu/imu/angular_velocity/y/noise/stddev: <stddev> at "));
+              HasSubstr("p:4: sensor/m/l/imu/imu/angular_velocity/y/noise/stddev: drew "));
   EXPECT_THAT(apply_error({{"sensor/m/l/imu/imu/angular_velocity/y/noise/stddev", -0.004, "p:4"}},
                           runner),
-              HasSubstr("must be >= 0 (the noise refuses it below), drew -0.004"));
+              HasSubstr("drew -0.004: "));
+  EXPECT_THAT(apply_error({{"sensor/m/l/imu/imu/angular_velocity/y/noise/stddev", -0.004, "p:4"}},
+                          runner),
+              HasSubstr("<noise><stddev> must be a finite value >= 0, found -0.004"));
 }
 
 // A * that reaches the number below some elements only, and a sensor that no system of the

@@ -16,15 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool flag(const Element& plugin, const char* name) {
-  const Element* e = plugin.child(name);
-  if (!e) return false;
-  const std::string& t = e->text();
-  if (t == "true" || t == "1") return true;
-  if (t == "false" || t == "0") return false;
-  throw Error(e->where(), fmt::format("LogRecord <{}>: expected true or false, found '{}'", name, t));
-}
-
 // Gazebo's default log folder: ~/.gz/sim/log/<time>, the time the run starts (UTC here).
 std::string default_folder(const Element& plugin) {
   const char* home = std::getenv("HOME");
@@ -56,13 +47,13 @@ class LogRecordSystem final : public System, public ISystemConfigure {
 }  // namespace
 
 LogRecordOptions log_record_options(const Element& plugin) {
-  if (flag(plugin, "record_resources")) {
+  if (plugin.get_or<bool>("record_resources", false)) {
     throw Error(plugin.child("record_resources")->where(),
                 "LogRecord <record_resources>true: Kestrel does not copy the world's meshes and "
                 "textures into the log folder (its recording holds poses and sensor data; "
                 "`kestrel replay` loads the world file's own resources): remove it or set false");
   }
-  if (flag(plugin, "compress")) {
+  if (plugin.get_or<bool>("compress", false)) {
     throw Error(plugin.child("compress")->where(),
                 "LogRecord <compress>true: Kestrel does not zip the log folder (its MCAP chunks "
                 "are zstd-compressed already): remove it or set false");

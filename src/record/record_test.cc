@@ -545,7 +545,7 @@ TEST(LogRecord, ParametersAsGazeboReadsThemAndNoSilentWorldWithoutARecorder) {
   EXPECT_THAT(error("<compress>1</compress>"),
               HasSubstr("LogRecord <compress>true: Kestrel does not zip the log folder"));
   EXPECT_THAT(error("<compress>yes</compress>"),
-              HasSubstr("LogRecord <compress>: expected true or false, found 'yes'"));
+              HasSubstr("lr.sdf:4: <compress> expected a boolean (true, false, 1 or 0), found 'yes'"));
   EXPECT_THAT(error("<compress_path>a.zip</compress_path>"),
               HasSubstr("<compress_path>: only read with <compress>true"));
   EXPECT_THAT(error("<path>x</path><record_topic>/a</record_topic>"),
