@@ -462,7 +462,6 @@ ecs::Entity Walker::model(const ::sdf::Model& m, ecs::Entity parent, const Pose3
   reg_.add<c::Model>(e);
   reg_.add<c::Static>(e, is_static);
   reg_.add<c::SelfCollide>(e, m.SelfCollide());
-  reg_.add<c::AllowAutoDisable>(e, m.AllowAutoDisable());
   const auto orig = original(el);
   unsupported_children(orig.get(),
                        {"static", "self_collide", "allow_auto_disable", "enable_wind", "pose",

@@ -60,9 +60,6 @@ struct SelfCollide {
   bool value = false;  ///< SDF <self_collide>: links of this model collide with each other
                        ///< (on a link: that link's own setting, overriding its model's)
 };
-struct AllowAutoDisable {
-  bool value = true;  ///< SDF <allow_auto_disable>
-};
 
 // ---- links -----------------------------------------------------------------------------------
 
