@@ -619,6 +619,95 @@ TEST(Physics, JointVelocityCommandIsTracked) {
   EXPECT_NEAR(w.r().get<c::JointVelocity>(joint).data.at(0), 100.0, 1.0);
 }
 
+// A flywheel on a hinge about z from the world: inertia 1e-3 kg·m² about its axis, no gravity
+// torque. The joint's effort limit and friction as given.
+struct Flywheel {
+  ecs::Entity link = ecs::kNullEntity, joint = ecs::kNullEntity;
+};
+Flywheel flywheel(TestWorld& w, double effort, double friction = 0) {
+  const auto model = w.model("flywheel", Pose3d(0, 0, 1, 0, 0, 0));
+  Flywheel f;
+  f.link = w.link(model, "wheel", Pose3d::Zero, 1.0, {1e-3, 1e-3, 1e-3});
+  c::JointAxisData axis;
+  axis.xyz = {0, 0, 1};
+  axis.effort = effort;
+  axis.friction = friction;
+  f.joint = w.joint(model, "axle", c::JointType::kContinuous, ecs::kNullEntity, f.link,
+                    Pose3d(0, 0, 1, 0, 0, 0), axis);
+  return f;
+}
+double speed(TestWorld& w, const Flywheel& f) {
+  return w.r().get<c::JointVelocity>(f.joint).data.at(0);
+}
+
+// A velocity command is a servo, as DART's: it reaches the command by exerting at most the
+// joint's effort limit. 0.1 N·m on 1e-3 kg·m² is 100 rad/s²: 50 rad/s after 0.5 s, 100 rad/s
+// (the command) after 1 s, then held; commanded to 0 it brakes at the same rate.
+TEST(Physics, JointVelocityCommandIsAServoBoundedByTheEffortLimit) {
+  TestWorld w;
+  const Flywheel f = flywheel(w, 0.1);
+  w.start();
+  w.r().add<c::JointVelocityCmd>(f.joint, std::vector<double>{100.0});
+  w.step(500);
+  EXPECT_NEAR(speed(w, f), 50.0, 1e-3);
+  // Semi-implicit Euler: the position is the sum of the step-end velocities times dt.
+  const double dt = 0.001;
+  EXPECT_NEAR(w.r().get<c::JointPosition>(f.joint).data.at(0), 100.0 * dt * dt * 500 * 501 / 2,
+              1e-6);
+  w.step(600);
+  EXPECT_NEAR(speed(w, f), 100.0, 1e-6);
+  w.r().get<c::JointVelocityCmd>(f.joint).data[0] = 0;
+  w.step(250);
+  EXPECT_NEAR(speed(w, f), 75.0, 1e-3);
+}
+
+// Without an effort limit the servo holds the command within the step against any load: a
+// 0.5 N·m brake on the flywheel (500 rad/s², 0.5 rad/s per step were the speed set only at the
+// start of the step) leaves it at the command.
+TEST(Physics, AnUnlimitedServoHoldsItsVelocityAgainstALoad) {
+  TestWorld w;
+  const Flywheel f = flywheel(w, -1);
+  w.start();
+  w.r().add<c::JointVelocityCmd>(f.joint, std::vector<double>{100.0});
+  w.step();
+  for (int i = 0; i < 200; ++i) {
+    w.r().set(f.link, c::ExternalWorldWrenchCmd{Vector3d::Zero, Vector3d(0, 0, -0.5)});
+    w.step();
+    ASSERT_NEAR(speed(w, f), 100.0, 1e-3) << "step " << i;
+  }
+}
+
+// Gazebo's Physics applies a joint's JointVelocityCmd only when it has no JointForceCmd: 0.1 N·m
+// spins the flywheel up at 100 rad/s² whatever the velocity command says.
+TEST(Physics, AJointForceCommandTakesPrecedenceOverAVelocityCommand) {
+  TestWorld w;
+  const Flywheel f = flywheel(w, -1);
+  w.start();
+  w.r().add<c::JointVelocityCmd>(f.joint, std::vector<double>{-30.0});
+  for (int i = 0; i < 100; ++i) {
+    w.r().set(f.joint, c::JointForceCmd{{0.1}});
+    w.step();
+  }
+  EXPECT_NEAR(speed(w, f), 10.0, 1e-6);
+}
+
+// While commanded, the servo replaces the joint's Coulomb friction (0.01 N·m); released, the
+// friction is back: 10 rad/s² of braking on the flywheel.
+TEST(Physics, AReleasedServoGivesTheJointItsFrictionBack) {
+  TestWorld w;
+  const Flywheel f = flywheel(w, -1, 0.01);
+  w.start();
+  w.r().add<c::JointVelocityCmd>(f.joint, std::vector<double>{50.0});
+  w.step(100);
+  EXPECT_NEAR(speed(w, f), 50.0, 1e-3);
+  w.r().remove<c::JointVelocityCmd>(f.joint);
+  w.step(1000);
+  EXPECT_NEAR(speed(w, f), 40.0, 0.05);
+  w.runner->reset_now();
+  w.step(100);
+  EXPECT_NEAR(speed(w, f), 0.0, 1e-9) << "reset: no servo, at rest";
+}
+
 // JointTransmittedWrench is computed (mj_rnePostConstraint) only where some entity holds one:
 // Physics adds it to joints with a force_torque sensor; other readers add it themselves.
 TEST(Physics, TransmittedWrenchOnRequestMatchesStaticEquilibrium) {

@@ -144,8 +144,9 @@ struct JointForceCmd {
   std::vector<double> data;
 };
 
-/// Joint velocity per axis [rad/s or m/s], imposed on the joint's velocity before every step
-/// while the component exists (clamped to the axis velocity limit). Remove it to release.
+/// Joint velocity per axis [rad/s or m/s], held through every step while the component exists
+/// by a servo exerting at most the axis effort limit (clamped to the axis velocity limit; not
+/// applied to a joint that has a JointForceCmd, as in Gazebo). Remove it to release.
 struct JointVelocityCmd {
   std::vector<double> data;
 };

@@ -460,10 +460,8 @@ class Builder {
         constraint_rows_ += 2;
       }
       if (ax.damping != 0) el->SetAttribute("damping", num(ax.damping).c_str());
-      if (ax.friction != 0) {
-        el->SetAttribute("frictionloss", num(ax.friction).c_str());
-        constraint_rows_ += 1;
-      }
+      if (ax.friction != 0) el->SetAttribute("frictionloss", num(ax.friction).c_str());
+      constraint_rows_ += 1;  // its friction loss, or the servo of a velocity command
       if (ax.spring_stiffness != 0) {
         el->SetAttribute("stiffness", num(ax.spring_stiffness).c_str());
         el->SetAttribute("springref", num(ax.spring_reference).c_str());

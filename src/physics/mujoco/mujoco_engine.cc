@@ -2,8 +2,10 @@
 //
 // Per step (narrated like MuJoCo's own pipeline). Invariant between steps: position- and
 // velocity-dependent quantities (kinematics, contacts, cvel) are computed for the current state.
-//   commands        xfrc_applied, qfrc_applied, teleports and velocity commands
-//   re-kinematics   only if a command changed qpos (mj_step1) or qvel (mj_fwdVelocity)
+//   commands        xfrc_applied, qfrc_applied, teleports, imposed body velocities, and the
+//                   joint servos' friction-loss rows (a servo that starts or ends)
+//   re-kinematics   only if a command changed qpos or the rows (mj_step1) or qvel (mj_fwdVelocity)
+//   servos          the servo rows' reference: the commanded joint velocity
 //   body wrenches   xfrc_applied → qfrc_applied along each body's chain (sparse J^T), after the
 //                   position pass of teleports and before the velocity pass
 //   acceleration    actuation, smooth acceleration, constraint solve at time t
@@ -393,6 +395,8 @@ class MujocoEngine final : public IslandEngine {
     forget_wrenches();
     mark_static_geoms();
     velocity_pending_ = false;
+    servos_.clear();  // a new model: the next commands start their servos again
+    servo_of_dof_.clear();
     add_state_components(r);
     read_state(/*all=*/true, 0);
 
@@ -442,6 +446,7 @@ class MujocoEngine final : public IslandEngine {
     // mj_step1's second half (passive and bias forces) for the velocities in force now: needed
     // after imposed velocities, teleports, or when the previous step stopped after the first half
     if (velocity_pending_ || changed != 0) guarded(r, m, d, "a step", phase_velocity);
+    if (!servos_.empty()) servo_reference(d);
     // acceleration and constraint forces at time t
     guarded(r, m, d, "a step", phase_acceleration);
     check_warnings(r, m, d, map_);
@@ -453,7 +458,7 @@ class MujocoEngine final : public IslandEngine {
     read_contacts(r);
     read_joint_forces(wrenches);
     // integrate to t + dt, then kinematics, collision and velocities at t + dt (mj_step1). A
-    // world whose systems impose velocities every step (multicopter rotors) would have the
+    // world whose systems impose body velocities every step (VelocityControl) would have the
     // velocity half redone by the next step's commands: while this step had such commands, do
     // only the first half (checks, kinematics, collision, the cvel the readout needs) and leave
     // the rest to the next step. Both paths compute the same numbers.
@@ -478,6 +483,8 @@ class MujocoEngine final : public IslandEngine {
     forget_wrenches();
     mark_static_geoms();
     velocity_pending_ = false;  // d0_ was taken after a full mj_step1
+    servos_.clear();            // m0_ has no servo
+    servo_of_dof_.clear();
     map_ = map0_;
     sizes_ = sizes0_;
     grow_pending_ = false;
@@ -493,6 +500,19 @@ class MujocoEngine final : public IslandEngine {
  private:
   // apply_commands: a teleport or position reset; imposed velocities
   static constexpr int kPosChanged = 1, kVelChanged = 2;
+  // A servo's bound when the joint has no effort limit (DART's is then infinite): far above any
+  // force a joint of a simulated robot exerts, and finite, as MuJoCo's friction loss must be.
+  static constexpr double kUnlimitedServo = 1e10;
+
+  // A velocity-commanded dof and what its servo replaced.
+  struct Servo {
+    int dof = -1;
+    double velocity = 0;     // the command [rad/s or m/s]
+    bool seen = false;       // commanded in this step
+    double frictionloss = 0; // the dof's own friction loss, solref and solimp
+    mjtNum solref[mjNREF] = {};
+    mjtNum solimp[mjNIMP] = {};
+  };
 
   int jnt_id(const Jnt& j, int k) const { return m_->dof_jntid[j.dadr[k]]; }
 
@@ -961,14 +981,18 @@ class MujocoEngine final : public IslandEngine {
         cmd.data[k] = 0;
       }
     };
+    // A velocity command is a servo, as DART's: a friction-loss row of the dof, bounded by the
+    // joint's effort limit, whose reference velocity is the command (servo_reference). Gazebo
+    // gives a JointForceCmd precedence: the joint's velocity command is then not applied.
+    for (Servo& s : servos_) s.seen = false;
     auto joint_velocity = [&](ecs::Entity e, const c::JointVelocityCmd& cmd) {
       const Jnt& j = joint_for(r, e, cmd.data.size(), "JointVelocityCmd");
+      if (r.has<c::JointForceCmd>(e)) return;
       for (std::size_t k = 0; k < cmd.data.size(); ++k) {
         double v = cmd.data[k];
         if (j.velocity[k] >= 0) v = std::clamp(v, -j.velocity[k], j.velocity[k]);
-        d->qvel[j.dadr[k]] = v;
+        changed |= servo(j.dadr[k], j.effort[k], v);
       }
-      changed |= kVelChanged;
     };
     if (!islanded_) {
       r.each<c::ExternalWorldWrenchCmd>(wrench);
@@ -984,6 +1008,7 @@ class MujocoEngine final : public IslandEngine {
         if (auto* v = r.try_get<c::JointVelocityCmd>(j.joint)) joint_velocity(j.joint, *v);
       }
     }
+    changed |= end_servos();
     if (r.count<c::JointPositionReset>() || r.count<c::JointVelocityReset>() ||
         r.count<c::WorldPoseCmd>()) {
       changed |= apply_resets(r);
@@ -993,6 +1018,68 @@ class MujocoEngine final : public IslandEngine {
       changed |= kVelChanged;
     }
     return changed;
+  }
+
+  // The servo of a dof commanded this step: its friction loss becomes the effort limit (no
+  // limit: kUnlimitedServo) with a reference as stiff as MuJoCo allows (two steps, impedance
+  // 0.9999: the dof reaches the command within the step where the bound allows). The row is
+  // made with the positions (mj_makeConstraint), so a servo that starts or ends counts as a
+  // position change. Returns the change flags.
+  int servo(int dof, double effort, double velocity) {
+    mjModel* m = m_.get();
+    if (servo_of_dof_.empty()) servo_of_dof_.assign(m->nv, -1);
+    if (const int i = servo_of_dof_[dof]; i >= 0) {
+      servos_[i].velocity = velocity;
+      servos_[i].seen = true;
+      return 0;
+    }
+    servo_of_dof_[dof] = static_cast<int>(servos_.size());
+    Servo s;
+    s.dof = dof;
+    s.velocity = velocity;
+    s.seen = true;
+    s.frictionloss = m->dof_frictionloss[dof];
+    std::copy_n(m->dof_solref + mjNREF * dof, mjNREF, s.solref);
+    std::copy_n(m->dof_solimp + mjNIMP * dof, mjNIMP, s.solimp);
+    servos_.push_back(s);
+    m->dof_frictionloss[dof] = effort >= 0 ? effort : kUnlimitedServo;
+    mjtNum* ref = m->dof_solref + mjNREF * dof;
+    ref[0] = 1e-9;  // time constant: MuJoCo raises it to two time steps (its refsafe)
+    ref[1] = 1;     // damping ratio
+    mjtNum* imp = m->dof_solimp + mjNIMP * dof;
+    imp[0] = imp[1] = 0.9999;  // MuJoCo's largest impedance, the same at any violation
+    return kPosChanged;
+  }
+
+  // The servos not commanded this step end: their dofs get their own friction loss back.
+  int end_servos() {
+    mjModel* m = m_.get();
+    int changed = 0;
+    std::erase_if(servos_, [&](const Servo& s) {
+      if (s.seen) return false;
+      m->dof_frictionloss[s.dof] = s.frictionloss;
+      std::copy_n(s.solref, mjNREF, m->dof_solref + mjNREF * s.dof);
+      std::copy_n(s.solimp, mjNIMP, m->dof_solimp + mjNIMP * s.dof);
+      servo_of_dof_[s.dof] = -1;
+      changed = kPosChanged;
+      return true;
+    });
+    for (std::size_t i = 0; changed && i < servos_.size(); ++i) {
+      servo_of_dof_[servos_[i].dof] = static_cast<int>(i);
+    }
+    return changed;
+  }
+
+  // A servo row's reference acceleration drives the dof's velocity to the command: MuJoCo's
+  // friction reference −B·v with v measured from the command. Called after the velocity pass
+  // and before the constraint solve, every step (the row's velocity is the current one).
+  void servo_reference(mjData* d) const {
+    for (int i = 0; i < d->nefc; ++i) {
+      if (d->efc_type[i] != mjCNSTR_FRICTION_DOF) continue;
+      const int k = servo_of_dof_[d->efc_id[i]];
+      if (k < 0) continue;
+      d->efc_aref[i] = -d->efc_KBIP[4 * i + 1] * (d->efc_vel[i] - servos_[k].velocity);
+    }
   }
 
   // Detachable joints: a weld whose DetachableJoint attached since the last step is switched on
@@ -1448,6 +1535,8 @@ class MujocoEngine final : public IslandEngine {
   double dt_ = 0;
   bool full_read_ = false;
   bool velocity_pending_ = false;  // the last step ended after mj_step1's first half
+  std::vector<Servo> servos_;      // velocity commands in force, in the order they started
+  std::vector<int> servo_of_dof_;  // by dof: index into servos_, -1 none (empty: no servo yet)
   // Physics islands: this engine's top-level model. Commands are then read from this island's
   // own links and joints only, one-shot commands are left for the Physics system to remove once
   // every island has applied them, and contacts on static geoms (shared by every island) are
