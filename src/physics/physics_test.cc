@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -706,6 +707,55 @@ TEST(Physics, AReleasedServoGivesTheJointItsFrictionBack) {
   w.runner->reset_now();
   w.step(100);
   EXPECT_NEAR(speed(w, f), 0.0, 1e-9) << "reset: no servo, at rest";
+}
+
+// A step whose only constraint rows are unlimited servos (a flying multicopter's rotors) is
+// solved per kinematic tree without MuJoCo's solver; with any other row (here a second model's
+// joint friction, a tree of its own) the solver runs. Both give the same motion: a tumbling
+// body with four rotors at different commands and loads, 300 steps.
+TEST(Physics, ServosAloneAreSolvedAsTheSolverWould) {
+  auto fly = [](bool other_row) {
+    TestWorld w(Duration{1'000'000}, Vector3d::Zero);
+    const auto model = w.model("quad", Pose3d(0, 0, 1, 0, 0, 0));
+    const auto base = w.link(model, "base", Pose3d::Zero, 1.5, {0.02, 0.03, 0.04});
+    std::vector<ecs::Entity> rotors, joints;
+    for (int i = 0; i < 4; ++i) {
+      const Pose3d at(0.2 * std::cos(i * M_PI / 2), 0.2 * std::sin(i * M_PI / 2), 0.05, 0, 0, 0);
+      rotors.push_back(w.link(model, "rotor" + std::to_string(i), at, 0.02, {2.5e-5, 2.5e-5, 4e-5}));
+      c::JointAxisData axis;
+      axis.xyz = {0, 0.1 * i, 1};
+      axis.effort = std::numeric_limits<double>::infinity();  // libsdformat's without <effort>
+      joints.push_back(w.joint(model, "joint" + std::to_string(i), c::JointType::kContinuous, base,
+                               rotors.back(), at, axis));
+    }
+    if (other_row) flywheel(w, -1, 0.01);  // at rest: its friction row holds it
+    w.start();
+    for (int step = 0; step < 300; ++step) {
+      for (int i = 0; i < 4; ++i) {
+        w.r().set(joints[i], c::JointVelocityCmd{{(i % 2 ? -1 : 1) * (300.0 + 40 * i + step)}});
+        w.r().set(rotors[i], c::ExternalWorldWrenchCmd{Vector3d(0, 0, 0.5 + 0.1 * i),
+                                                       Vector3d(0.01 * i, 0, -0.002)});
+      }
+      w.r().set(base, c::ExternalWorldWrenchCmd{Vector3d(0.3, 0, 0), Vector3d(0.01, 0.02, 0)});
+      w.step();
+    }
+    std::vector<double> out;
+    const Pose3d X = w.r().get<c::WorldPose>(base).value;
+    for (double v : {X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(), X.Rot().Y(),
+                     X.Rot().Z()}) {
+      out.push_back(v);
+    }
+    for (auto j : joints) out.push_back(w.r().get<c::JointVelocity>(j).data.at(0));
+    return out;
+  };
+  const std::vector<double> alone = fly(false), solver = fly(true);
+  ASSERT_EQ(alone.size(), solver.size());
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_NEAR(alone[i], solver[i], 1e-9) << "pose " << i;
+  for (std::size_t i = 7; i < alone.size(); ++i) {
+    EXPECT_NEAR(alone[i], solver[i], 1e-6) << "rotor " << i - 7;
+  }
+  EXPECT_NEAR(alone[7], 599.0, 0.01) << "the rotor at its last command";
+  EXPECT_GT(std::abs(alone[0]), 0.01) << "the body moved";
 }
 
 // JointTransmittedWrench is computed (mj_rnePostConstraint) only where some entity holds one:

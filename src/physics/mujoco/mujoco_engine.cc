@@ -6,6 +6,7 @@
 //                   joint servos' friction-loss rows (a servo that starts or ends)
 //   re-kinematics   only if a command changed qpos or the rows (mj_step1) or qvel (mj_fwdVelocity)
 //   servos          the servo rows' reference: the commanded joint velocity
+//   acceleration    (below) with servo rows alone: solved per kinematic tree (solve_servos)
 //   body wrenches   xfrc_applied → qfrc_applied along each body's chain (sparse J^T), after the
 //                   position pass of teleports and before the velocity pass
 //   acceleration    actuation, smooth acceleration, constraint solve at time t
@@ -77,6 +78,15 @@ void phase_acceleration(const mjModel* m, mjData* d) {
   mj_fwdActuation(m, d);
   mj_fwdAcceleration(m, d);
   mj_fwdConstraint(m, d);
+  mj_sensorAcc(m, d);
+  mj_checkAcc(m, d);
+}
+// the same in parts, for a step whose constraint solve may be the servos' own (solve_servos)
+void phase_smooth(const mjModel* m, mjData* d) {
+  mj_fwdActuation(m, d);
+  mj_fwdAcceleration(m, d);
+}
+void phase_acceleration_end(const mjModel* m, mjData* d) {
   mj_sensorAcc(m, d);
   mj_checkAcc(m, d);
 }
@@ -397,6 +407,8 @@ class MujocoEngine final : public IslandEngine {
     velocity_pending_ = false;
     servos_.clear();  // a new model: the next commands start their servos again
     servo_of_dof_.clear();
+    tree_lo_.clear();
+    tree_hi_.clear();
     add_state_components(r);
     read_state(/*all=*/true, 0);
 
@@ -448,7 +460,13 @@ class MujocoEngine final : public IslandEngine {
     if (velocity_pending_ || changed != 0) guarded(r, m, d, "a step", phase_velocity);
     if (!servos_.empty()) servo_reference(d);
     // acceleration and constraint forces at time t
-    guarded(r, m, d, "a step", phase_acceleration);
+    if (servos_.empty()) {
+      guarded(r, m, d, "a step", phase_acceleration);
+    } else {
+      guarded(r, m, d, "a step", phase_smooth);
+      if (!solve_servos(m, d)) guarded(r, m, d, "a step", mj_fwdConstraint);
+      guarded(r, m, d, "a step", phase_acceleration_end);
+    }
     check_warnings(r, m, d, map_);
     // transmitted wrenches (cfrc_int): an extra pass over the tree, paid only when some entity
     // holds a JointTransmittedWrench (a force_torque sensor's joint, or one a system added)
@@ -485,6 +503,8 @@ class MujocoEngine final : public IslandEngine {
     velocity_pending_ = false;  // d0_ was taken after a full mj_step1
     servos_.clear();            // m0_ has no servo
     servo_of_dof_.clear();
+    tree_lo_.clear();
+    tree_hi_.clear();
     map_ = map0_;
     sizes_ = sizes0_;
     grow_pending_ = false;
@@ -508,6 +528,7 @@ class MujocoEngine final : public IslandEngine {
   struct Servo {
     int dof = -1;
     double velocity = 0;     // the command [rad/s or m/s]
+    bool unlimited = false;  // the joint has no effort limit
     bool seen = false;       // commanded in this step
     double frictionloss = 0; // the dof's own friction loss, solref and solimp
     mjtNum solref[mjNREF] = {};
@@ -1037,12 +1058,13 @@ class MujocoEngine final : public IslandEngine {
     Servo s;
     s.dof = dof;
     s.velocity = velocity;
+    s.unlimited = !(effort >= 0 && std::isfinite(effort));  // libsdformat: inf without <effort>
     s.seen = true;
     s.frictionloss = m->dof_frictionloss[dof];
     std::copy_n(m->dof_solref + mjNREF * dof, mjNREF, s.solref);
     std::copy_n(m->dof_solimp + mjNIMP * dof, mjNIMP, s.solimp);
     servos_.push_back(s);
-    m->dof_frictionloss[dof] = effort >= 0 ? effort : kUnlimitedServo;
+    m->dof_frictionloss[dof] = s.unlimited ? kUnlimitedServo : effort;
     mjtNum* ref = m->dof_solref + mjNREF * dof;
     ref[0] = 1e-9;  // time constant: MuJoCo raises it to two time steps (its refsafe)
     ref[1] = 1;     // damping ratio
@@ -1079,6 +1101,97 @@ class MujocoEngine final : public IslandEngine {
       const int k = servo_of_dof_[d->efc_id[i]];
       if (k < 0) continue;
       d->efc_aref[i] = -d->efc_KBIP[4 * i + 1] * (d->efc_vel[i] - servos_[k].velocity);
+    }
+  }
+
+  // The constraint solve of a step whose only rows are unlimited servos (flying multicopters:
+  // their rotors), without MuJoCo's Newton iterations over every dof: the rows' forces f of
+  // each kinematic tree solve (A + R)·f = aref − J·qacc_smooth, A = J·M⁻¹·Jᵀ over that tree's
+  // dofs alone and R the rows' own regularisation, which is the minimiser the solver converges
+  // to (no bound is reached). Writes what mj_fwdConstraint writes; false (mj_fwdConstraint then
+  // runs and overwrites it) when some other row is there or a force would reach its bound.
+  bool solve_servos(const mjModel* m, mjData* d) {
+    const int nefc = d->nefc, nv = m->nv;
+    if (nefc == 0) return false;  // mj_fwdConstraint's own path
+    for (int i = 0; i < nefc; ++i) {
+      if (d->efc_type[i] != mjCNSTR_FRICTION_DOF) return false;
+      const int k = servo_of_dof_[d->efc_id[i]];
+      if (k < 0 || !servos_[k].unlimited) return false;
+    }
+    if (tree_lo_.empty()) trees(m);
+    mju_copy(d->qacc, d->qacc_smooth, nv);
+    mju_zero(d->qfrc_constraint, nv);
+    // Friction rows are in dof order and a tree's dofs are contiguous: a tree's rows are too.
+    for (int i = 0; i < nefc;) {
+      const int lo = tree_lo_[d->efc_id[i]], hi = tree_hi_[d->efc_id[i]], n = hi - lo;
+      int rows = 1;
+      while (i + rows < nefc && tree_lo_[d->efc_id[i + rows]] == lo) ++rows;
+      columns_.assign(static_cast<std::size_t>(rows) * n, 0.0);
+      schur_.assign(static_cast<std::size_t>(rows) * rows, 0.0);
+      rhs_.resize(rows);
+      force_.resize(rows);
+      for (int a = 0; a < rows; ++a) {  // M⁻¹ of the unit vector of row a's dof, on the tree
+        mjtNum* x = columns_.data() + static_cast<std::size_t>(a) * n;
+        x[d->efc_id[i + a] - lo] = 1;
+        solve_tree(m, d, x, lo, hi);
+      }
+      for (int a = 0; a < rows; ++a) {
+        const int va = d->efc_id[i + a] - lo;
+        for (int b = 0; b < rows; ++b) schur_[a * rows + b] = columns_[b * n + va];
+        schur_[a * rows + a] += d->efc_R[i + a];
+        rhs_[a] = d->efc_aref[i + a] - d->qacc_smooth[d->efc_id[i + a]];
+      }
+      mju_cholFactor(schur_.data(), rows, mjMINVAL);
+      mju_cholSolve(force_.data(), schur_.data(), rhs_.data(), rows);
+      for (int a = 0; a < rows; ++a) {
+        const mjtNum f = force_[a];
+        if (!std::isfinite(f) || std::abs(f) >= d->efc_frictionloss[i + a]) return false;
+        const mjtNum* x = columns_.data() + static_cast<std::size_t>(a) * n;
+        for (int v = 0; v < n; ++v) d->qacc[lo + v] += f * x[v];
+        d->qfrc_constraint[d->efc_id[i + a]] += f;
+        d->efc_force[i + a] = f;
+        d->efc_state[i + a] = mjCNSTRSTATE_QUADRATIC;
+      }
+      i += rows;
+    }
+    mju_copy(d->qacc_warmstart, d->qacc, nv);
+    d->solver_iter = 0;
+    return true;
+  }
+
+  // x ← M⁻¹·x for an x that is zero outside the tree's dofs [lo, hi), on those dofs alone: the
+  // passes of MuJoCo's mj_solveLD over its factor (qLD, qLDiagInv; a dof's ancestors are in
+  // its tree), with its skip of simple dofs.
+  static void solve_tree(const mjModel* m, const mjData* d, mjtNum* x, int lo, int hi) {
+    for (int i = hi - 1; i >= lo; --i) {  // x ← L⁻ᵀ·x
+      const mjtNum t = x[i - lo];
+      if (m->dof_simplenum[i] || t == 0) continue;
+      int adr = m->dof_Madr[i] + 1;
+      for (int j = m->dof_parentid[i]; j >= 0; j = m->dof_parentid[j]) {
+        x[j - lo] -= d->qLD[adr++] * t;
+      }
+    }
+    for (int i = lo; i < hi; ++i) x[i - lo] *= d->qLDiagInv[i];  // x ← D⁻¹·x
+    for (int i = lo; i < hi; ++i) {  // x ← L⁻¹·x
+      if (m->dof_simplenum[i]) continue;
+      int adr = m->dof_Madr[i] + 1;
+      for (int j = m->dof_parentid[i]; j >= 0; j = m->dof_parentid[j]) {
+        x[i - lo] -= d->qLD[adr++] * x[j - lo];
+      }
+    }
+  }
+
+  // Each dof's kinematic tree as the dof range [tree_lo_, tree_hi_) (a root body's subtree:
+  // its bodies, and so their dofs, are contiguous in MuJoCo's order).
+  void trees(const mjModel* m) {
+    tree_lo_.assign(m->nv, 0);
+    tree_hi_.assign(m->nv, 0);
+    for (int i = 0; i < m->nv;) {
+      const int root = m->body_rootid[m->dof_bodyid[i]];
+      int j = i + 1;
+      while (j < m->nv && m->body_rootid[m->dof_bodyid[j]] == root) ++j;
+      for (int k = i; k < j; ++k) tree_lo_[k] = i, tree_hi_[k] = j;
+      i = j;
     }
   }
 
@@ -1537,6 +1650,8 @@ class MujocoEngine final : public IslandEngine {
   bool velocity_pending_ = false;  // the last step ended after mj_step1's first half
   std::vector<Servo> servos_;      // velocity commands in force, in the order they started
   std::vector<int> servo_of_dof_;  // by dof: index into servos_, -1 none (empty: no servo yet)
+  std::vector<int> tree_lo_, tree_hi_;  // by dof: its kinematic tree's dofs (empty: not yet)
+  std::vector<mjtNum> columns_, schur_, rhs_, force_;  // solve_servos' buffers
   // Physics islands: this engine's top-level model. Commands are then read from this island's
   // own links and joints only, one-shot commands are left for the Physics system to remove once
   // every island has applied them, and contacts on static geoms (shared by every island) are
