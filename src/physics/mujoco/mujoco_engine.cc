@@ -73,15 +73,8 @@ void phase_velocity(const mjModel* m, mjData* d) {
   mj_sensorVel(m, d);
   mj_energyVel(m, d);
 }
-// acceleration and constraint forces at time t
-void phase_acceleration(const mjModel* m, mjData* d) {
-  mj_fwdActuation(m, d);
-  mj_fwdAcceleration(m, d);
-  mj_fwdConstraint(m, d);
-  mj_sensorAcc(m, d);
-  mj_checkAcc(m, d);
-}
-// the same in parts, for a step whose constraint solve may be the servos' own (solve_servos)
+// acceleration and constraint forces at time t, in parts for a step whose constraint solve
+// may be the servos' own (solve_servos)
 void phase_smooth(const mjModel* m, mjData* d) {
   mj_fwdActuation(m, d);
   mj_fwdAcceleration(m, d);
@@ -89,6 +82,11 @@ void phase_smooth(const mjModel* m, mjData* d) {
 void phase_acceleration_end(const mjModel* m, mjData* d) {
   mj_sensorAcc(m, d);
   mj_checkAcc(m, d);
+}
+void phase_acceleration(const mjModel* m, mjData* d) {
+  phase_smooth(m, d);
+  mj_fwdConstraint(m, d);
+  phase_acceleration_end(m, d);
 }
 // integrate to t + dt, then kinematics, collision and velocities at t + dt
 void phase_integrate(const mjModel* m, mjData* d) {
