@@ -170,10 +170,11 @@ struct Drive {
 // driven (the front ones roll freely). After 10 s the steering joints are at
 // atan(L / (R ∓ k/2)) and the rear axle's middle drives a circle of radius R (the chord over
 // the angle turned) within 2 %, at yaw rate v / R.
-// Deliberate difference from an exact velocity servo (DART's): Kestrel's JointVelocityCmd sets
-// the joint velocity at the start of the step and the tyres' scrub takes part of it back, so
-// the steering, commanded at Gazebo's 1/s × its error, settles 0.004 rad short of its angle
-// (asserted within 5e-3) and the driven wheels slip 2.8 % (the yaw rate within 4 %).
+// The steering, commanded at Gazebo's 1/s × its error, settles 2e-5 rad short of its angle
+// (asserted within 1e-4), the circle's radius is within 0.1 % and the yaw rate within 0.5 %
+// (asserted 0.2 % and 1 %): the joints are servos, as DART's. While their velocity was only set
+// at the start of each step, the tyres' scrub took part of it back (0.004 rad short, the
+// driven wheels slipping 2.8 %).
 TEST(AckermannSteering, TurnsOnTheRadiusItsGeometryGives) {
   const double L = 0.554283 + 0.957138, k = 1.0, limit = 0.5;
   Drive d(
@@ -186,8 +187,8 @@ TEST(AckermannSteering, TurnsOnTheRadiusItsGeometryGives) {
   const double v = 0.3, omega = 0.08;
   const double R = std::max(v / omega, L / std::sin(limit));
   d.step(10000, [&] { d.send(v, omega); });
-  EXPECT_NEAR(d.joint("front_left_wheel_steering_joint"), std::atan(L / (R - k / 2)), 5e-3);
-  EXPECT_NEAR(d.joint("front_right_wheel_steering_joint"), std::atan(L / (R + k / 2)), 5e-3);
+  EXPECT_NEAR(d.joint("front_left_wheel_steering_joint"), std::atan(L / (R - k / 2)), 1e-4);
+  EXPECT_NEAR(d.joint("front_right_wheel_steering_joint"), std::atan(L / (R + k / 2)), 1e-4);
   // The rear axle's middle: 0.957138 m behind the model origin, 0.025 m below it.
   const Vector3d rear(-0.957138, 0, -0.025);
   const Pose3d p0 = d.poses.back();
@@ -199,8 +200,8 @@ TEST(AckermannSteering, TurnsOnTheRadiusItsGeometryGives) {
   if (turned < 0) turned += 2 * std::numbers::pi;
   // Chord of the arc: 2 R sin(θ / 2).
   const double radius = (b - a).Length() / (2 * std::sin(turned / 2));
-  EXPECT_NEAR(radius, R, 0.02 * R);
-  EXPECT_NEAR(turned / 3.0, v / R, 0.04 * v / R);
+  EXPECT_NEAR(radius, R, 0.002 * R);
+  EXPECT_NEAR(turned / 3.0, v / R, 0.01 * v / R);
 }
 
 // PublishCmd, PublishCmdCustomTopics: still for 1000 steps, then 3000 steps of 10.5 m/s (limited
