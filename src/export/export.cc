@@ -619,9 +619,14 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     const std::uint64_t seq = f.sequence ? f.sequence(reg, f.entity, t) : 0;
     const bool forced = m.forced.count(f.channel) > 0;
     if (f.sequence && (seq == 0 || (seq == f.seq && !forced))) continue;
-    nlohmann::json j = nlohmann::json::object();
-    if (!f.make(reg, f.entity, j)) continue;
-    std::string text = j.dump();
+    std::string text;
+    if (f.text) {
+      if (!f.text(reg, f.entity, text)) continue;
+    } else {
+      nlohmann::json j = nlohmann::json::object();
+      if (!f.make(reg, f.entity, j)) continue;
+      text = j.dump();
+    }
     if (!f.sequence && text == f.last && !forced) continue;
     m.forced.erase(f.channel);
     f.seq = seq;

@@ -545,12 +545,33 @@ TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {
   EXPECT_EQ(got[battery].back()["percentage"].get<double>(), b.percentage);
   EXPECT_EQ(got[battery].back()["voltage"].get<double>(), b.voltage);
   EXPECT_LT(b.charge, got[battery].front()["charge"].get<double>());
+  // Every field, as a JSON tree of the component reads (the feed writes its text directly).
+  const nlohmann::json battery_tree = {
+      {"voltage", b.voltage},   {"open_circuit_voltage", b.open_circuit_voltage},
+      {"current", b.current},   {"charge", b.charge},
+      {"capacity", b.capacity}, {"percentage", b.percentage},
+      {"power", b.power},       {"energy_used", b.energy_used},
+      {"empty", b.empty},       {"draining", b.draining},
+      {"charging", b.charging}};
+  EXPECT_EQ(got[battery].back(), battery_tree);
   // The mission: taking off (or on to its first waypoint), target and distance as the component.
   const auto& ms = reg.get<components::MissionState>(x3);
   EXPECT_EQ(got[mission].back()["phase"], components::mission_phase_name(ms.phase));
   EXPECT_EQ(got[mission].back()["distance"].get<double>(), ms.distance);
   EXPECT_EQ(got[mission].back()["waypoint_count"].get<int>(), ms.waypoint_count);
   EXPECT_GT(got[mission].size(), 100u);  // the distance changes as it climbs
+  const nlohmann::json mission_tree = {
+      {"phase", components::mission_phase_name(ms.phase)},
+      {"item", ms.item},
+      {"waypoint", ms.waypoint},
+      {"waypoint_count", ms.waypoint_count},
+      {"target", {{"x", ms.target.X()}, {"y", ms.target.Y()}, {"z", ms.target.Z()}}},
+      {"distance", ms.distance},
+      {"tracking_error", ms.tracking_error},
+      {"max_tracking_error", ms.max_tracking_error},
+      {"flight_time", ms.flight_time},
+      {"reason", ms.reason}};
+  EXPECT_EQ(got[mission].back(), mission_tree);
   EXPECT_NE(ms.phase, components::MissionPhase::kIdle);
   // Rotor speeds and commands: four, as the components.
   const auto& rv = reg.get<components::RotorVelocities>(x3);

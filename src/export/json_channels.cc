@@ -3,7 +3,10 @@
 // component states.
 #include "export/json_channels.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <iterator>
 
 #include "kestrel/components/camera.h"
 #include "kestrel/components/model.h"
@@ -83,7 +86,82 @@ JsonFeed state_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
   return f;
 }
 
-json velocity_array(const std::vector<double>& v) { return json(v); }
+// A state component's feed written as text, for those that change every step: the same
+// message as its JSON tree would print (keys in the tree's sorted order), without building it.
+template <class C, class Write>
+JsonFeed state_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
+  JsonFeed f;
+  f.channel = channel;
+  f.entity = e;
+  f.text = [write](const ecs::Registry& reg, ecs::Entity e, std::string& out) {
+    const C* x = reg.try_get<C>(e);
+    if (!x) return false;
+    write(*x, out);
+    return true;
+  };
+  return f;
+}
+
+// Writes a JSON object's members in turn: `"key":value`, comma-separated, braces added.
+class ObjectText {
+ public:
+  explicit ObjectText(std::string& out) : out_(out) { out_ += '{'; }
+  ~ObjectText() { out_ += '}'; }
+  ObjectText(const ObjectText&) = delete;
+  ObjectText& operator=(const ObjectText&) = delete;
+  // A number as the shortest text that reads back the same double; null when not finite
+  // (JSON has neither NaN nor infinity: nlohmann's dump writes null too).
+  void number(const char* key, double v) {
+    name(key);
+    put(v);
+  }
+  void integer(const char* key, long long v) {
+    name(key);
+    fmt::format_to(std::back_inserter(out_), "{}", v);
+  }
+  void boolean(const char* key, bool v) {
+    name(key);
+    out_ += v ? "true" : "false";
+  }
+  void string(const char* key, const std::string& v) {
+    name(key);
+    out_ += json(v).dump();  // nlohmann's escaping
+  }
+  void vector(const char* key, const Vector3d& v) {
+    name(key);
+    ObjectText o(out_);
+    o.number("x", v.X());
+    o.number("y", v.Y());
+    o.number("z", v.Z());
+  }
+  void numbers(const char* key, const std::vector<double>& v) {
+    name(key);
+    out_ += '[';
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i) out_ += ',';
+      put(v[i]);
+    }
+    out_ += ']';
+  }
+
+ private:
+  void put(double v) {
+    if (std::isfinite(v)) {
+      fmt::format_to(std::back_inserter(out_), "{}", v);
+    } else {
+      out_ += "null";
+    }
+  }
+  void name(const char* key) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    out_ += '"';
+    out_ += key;
+    out_ += "\":";
+  }
+  std::string& out_;
+  bool first_ = true;
+};
 
 }  // namespace
 
@@ -323,7 +401,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                {{"type", "array"}, {"items", {{"type", "number"}}}, {"description", "[rad/s]"}}}});
   reg.each<c::Model>([&](ecs::Entity e, const c::Model&) {
     if (const auto* t = reg.try_get<c::BatteryTopic>(e); t && !t->topic.empty()) {
-      feeds.push_back(state_feed<c::Battery>(
+      feeds.push_back(state_text_feed<c::Battery>(
           e,
           add(absolute(t->topic), "kestrel.Battery",
               schema("kestrel.Battery", "LinearBattery state",
@@ -338,17 +416,23 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                       {"empty", {{"type", "boolean"}}},
                       {"draining", {{"type", "boolean"}}},
                       {"charging", {{"type", "boolean"}}}})),
-          [](const c::Battery& b, json& j) {
-            j = {{"voltage", b.voltage},   {"open_circuit_voltage", b.open_circuit_voltage},
-                 {"current", b.current},   {"charge", b.charge},
-                 {"capacity", b.capacity}, {"percentage", b.percentage},
-                 {"power", b.power},       {"energy_used", b.energy_used},
-                 {"empty", b.empty},       {"draining", b.draining},
-                 {"charging", b.charging}};
+          [](const c::Battery& b, std::string& out) {
+            ObjectText o(out);
+            o.number("capacity", b.capacity);
+            o.number("charge", b.charge);
+            o.boolean("charging", b.charging);
+            o.number("current", b.current);
+            o.boolean("draining", b.draining);
+            o.boolean("empty", b.empty);
+            o.number("energy_used", b.energy_used);
+            o.number("open_circuit_voltage", b.open_circuit_voltage);
+            o.number("percentage", b.percentage);
+            o.number("power", b.power);
+            o.number("voltage", b.voltage);
           }));
     }
     if (const auto* t = reg.try_get<c::MissionStateTopic>(e); t && !t->topic.empty()) {
-      feeds.push_back(state_feed<c::MissionState>(
+      feeds.push_back(state_text_feed<c::MissionState>(
           e,
           add(absolute(t->topic), "kestrel.Mission",
               schema("kestrel.Mission", "MulticopterMission progress",
@@ -364,31 +448,32 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                       {"max_tracking_error", number("over the legs so far [m]")},
                       {"flight_time", number("since take-off [s]")},
                       {"reason", {{"type", "string"}, {"description", "why it failed"}}}})),
-          [](const c::MissionState& s, json& j) {
-            j = {{"phase", c::mission_phase_name(s.phase)},
-                 {"item", s.item},
-                 {"waypoint", s.waypoint},
-                 {"waypoint_count", s.waypoint_count},
-                 {"target", vec(s.target)},
-                 {"distance", s.distance},
-                 {"tracking_error", s.tracking_error},
-                 {"max_tracking_error", s.max_tracking_error},
-                 {"flight_time", s.flight_time},
-                 {"reason", s.reason}};
+          [](const c::MissionState& s, std::string& out) {
+            ObjectText o(out);
+            o.number("distance", s.distance);
+            o.number("flight_time", s.flight_time);
+            o.integer("item", s.item);
+            o.number("max_tracking_error", s.max_tracking_error);
+            o.string("phase", c::mission_phase_name(s.phase));
+            o.string("reason", s.reason);
+            o.vector("target", s.target);
+            o.number("tracking_error", s.tracking_error);
+            o.integer("waypoint", s.waypoint);
+            o.integer("waypoint_count", s.waypoint_count);
           }));
     }
     if (const auto* t = reg.try_get<c::RotorVelocityTopic>(e); t && !t->topic.empty()) {
-      feeds.push_back(state_feed<c::RotorVelocities>(
+      feeds.push_back(state_text_feed<c::RotorVelocities>(
           e, add(absolute(t->topic), "kestrel.Actuators", actuators_schema),
-          [](const c::RotorVelocities& v, json& j) {
-            j["velocity"] = velocity_array(v.velocity);
+          [](const c::RotorVelocities& v, std::string& out) {
+            ObjectText(out).numbers("velocity", v.velocity);
           }));
     }
     if (const auto* t = reg.try_get<c::ActuatorCommandTopic>(e); t && !t->topic.empty()) {
-      feeds.push_back(state_feed<c::ActuatorCommands>(
+      feeds.push_back(state_text_feed<c::ActuatorCommands>(
           e, add(absolute(t->topic), "kestrel.Actuators", actuators_schema),
-          [](const c::ActuatorCommands& v, json& j) {
-            j["velocity"] = velocity_array(v.velocity);
+          [](const c::ActuatorCommands& v, std::string& out) {
+            ObjectText(out).numbers("velocity", v.velocity);
           }));
     }
   });

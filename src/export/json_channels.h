@@ -25,6 +25,9 @@ struct JsonFeed {
   std::function<std::uint64_t(const ecs::Registry&, ecs::Entity, Duration&)> sequence;
   /// Writes the message; false when the entity has no such component (now).
   std::function<bool(const ecs::Registry&, ecs::Entity, nlohmann::json&)> make;
+  /// Or writes its text directly, without a JSON tree (the state feeds that change every
+  /// step: battery, mission, rotor speeds and commands); `make` is then empty.
+  std::function<bool(const ecs::Registry&, ecs::Entity, std::string&)> text;
   std::uint64_t seq = 0;  ///< sensors: the sequence last sent (0: none)
   std::string last;       ///< state: the text last sent (empty: none)
 };
