@@ -249,7 +249,7 @@ INSTANTIATE_TEST_SUITE_P(
               0.7},
         Rover{"lawnmower", "zero_turn_mower", 0.004, 2, {1}, {}, 0.22, "left_wheel_joint", "", 0.9, 0,
               0.9, 1.1,
-              "its wheels' <max_contacts>1 (Gazebo keeps one contact per wheel) is not "
+              "its wheels' <max_contacts>1 (one contact per wheel, a point that pivots) is not "
               "honoured: MuJoCo touches each 0.22 m wide wheel at both ends of its width, and "
               "that scrub holds the chassis against the 26 N·m per wheel its PI gives (yaw "
               "0.003 of r·Δω / track)"}),
