@@ -15,6 +15,7 @@
 #include "physics/mujoco/island.h"
 #include "physics/pose_math.h"
 #include "physics/test_worlds.h"
+#include "sensors/common/test_util.h"
 
 namespace kestrel::physics {
 namespace {
@@ -685,11 +686,20 @@ TEST(Physics, AJointForceCommandTakesPrecedenceOverAVelocityCommand) {
   const Flywheel f = flywheel(w, -1);
   w.start();
   w.r().add<c::JointVelocityCmd>(f.joint, std::vector<double>{-30.0});
+  sensors::testing::LogCapture log;
   for (int i = 0; i < 100; ++i) {
     w.r().set(f.joint, c::JointForceCmd{{0.1}});
     w.step();
   }
   EXPECT_NEAR(speed(w, f), 10.0, 1e-6);
+  // Said once, naming the joint.
+  int said = 0;
+  for (const auto& line : log.lines()) {
+    if (line.find("JointVelocityCmd is not applied") == std::string::npos) continue;
+    ++said;
+    EXPECT_THAT(line, ::testing::HasSubstr("axle"));
+  }
+  EXPECT_EQ(said, 1);
 }
 
 // While commanded, the servo replaces the joint's Coulomb friction (0.01 N·m); released, the

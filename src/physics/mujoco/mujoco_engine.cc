@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 #include <mujoco/mujoco.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,6 +27,7 @@
 #include <limits>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "kestrel/components/detachable_joint.h"
 #include "kestrel/components/model.h"
@@ -1006,7 +1008,16 @@ class MujocoEngine final : public IslandEngine {
     for (Servo& s : servos_) s.seen = false;
     auto joint_velocity = [&](ecs::Entity e, const c::JointVelocityCmd& cmd) {
       const Jnt& j = joint_for(r, e, cmd.data.size(), "JointVelocityCmd");
-      if (r.has<c::JointForceCmd>(e)) return;
+      if (r.has<c::JointForceCmd>(e)) {
+        // A JointForceCmd stays on its joint (zeroed after each step): say once that the
+        // velocity command is dead, rather than let the joint ignore it in silence.
+        if (force_wins_.insert(e).second) {
+          spdlog::warn("{}: its JointVelocityCmd is not applied: the joint also has a "
+                       "JointForceCmd, which takes precedence (as in Gazebo's Physics)",
+                       r.describe(e));
+        }
+        return;
+      }
       for (std::size_t k = 0; k < cmd.data.size(); ++k) {
         double v = cmd.data[k];
         if (j.velocity[k] >= 0) v = std::clamp(v, -j.velocity[k], j.velocity[k]);
@@ -1648,6 +1659,7 @@ class MujocoEngine final : public IslandEngine {
   bool velocity_pending_ = false;  // the last step ended after mj_step1's first half
   std::vector<Servo> servos_;      // velocity commands in force, in the order they started
   std::vector<int> servo_of_dof_;  // by dof: index into servos_, -1 none (empty: no servo yet)
+  std::unordered_set<ecs::Entity> force_wins_;  // joints warned of: a JointForceCmd wins
   std::vector<int> tree_lo_, tree_hi_;  // by dof: its kinematic tree's dofs (empty: not yet)
   std::vector<mjtNum> columns_, schur_, rhs_, force_;  // solve_servos' buffers
   // Physics islands: this engine's top-level model. Commands are then read from this island's
