@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -910,15 +911,15 @@ TEST(Px4Bridge, AMapThatMissesAMotorIsRefusedWhenTheBridgeAttaches) {
     add_stand_in(*r, quad, "MulticopterMotorModel", "w.sdf:" + std::to_string(10 + i),
                  "<plugin><actuator_number>" + std::to_string(i) + "</actuator_number></plugin>");
   }
-  attach_bridge(*r, Autopilot::kPx4, {"quad", 0});
+  attach_bridge(*r, Autopilot::kArduPilot, {"quad", 0});
   try {
     check_channel_maps(*r);
     ADD_FAILURE() << "expected an AttachError";
   } catch (const AttachError& e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "--px4 quad:0: model 'w::quad' has 6 motors (actuator_number 0, 1, 2, 3, 4, "
-                  "5) but the PX4 bridge's channel map (output channel→rotor: 0→0, 1→1, 2→2, "
-                  "3→3) drives no rotor 4, 5"),
+                  "--ardupilot quad:0: model 'w::quad' has 6 motors (actuator_number 0, 1, 2, "
+                  "3, 4, 5) but the ArduPilot bridge's channel map (output channel→rotor: 0→0, "
+                  "1→1, 2→2, 3→3) drives no rotor 4, 5"),
               std::string::npos)
         << e.what();
   }
@@ -944,6 +945,136 @@ TEST(Px4Bridge, AMapThatMissesAMotorIsRefusedWhenTheBridgeAttaches) {
                                          "3, 4"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Without <channel> or <surface>, a PX4 bridge drives its model in PX4's Gazebo layout: output a
+// the motor with actuator_number a (or <motorNumber>, PX4's spelling) at its maxRotVelocity,
+// then output M + k the servo_k topic at ±45°.
+TEST(Px4Bridge, WithoutAMapTheModelGetsPx4sGazeboLayout) {
+  auto r = make_world();
+  const auto quad = r->registry().child_by_name(r->world(), "quad");
+  for (int i = 0; i < 6; ++i) {
+    add_stand_in(*r, quad, "MulticopterMotorModel", "w.sdf:1",
+                 fmt::format("<plugin><{0}>{1}</{0}><maxRotVelocity>{2}</maxRotVelocity></plugin>",
+                             i % 2 ? "motorNumber" : "actuator_number", i, 900 + 100 * i));
+  }
+  for (const char* servo : {"servo_1", "servo_0", "aileron"}) {
+    add_stand_in(*r, quad, "JointPositionController", "w.sdf:2",
+                 fmt::format("<plugin><sub_topic>{}</sub_topic></plugin>", servo));
+  }
+  attach_bridge(*r, Autopilot::kPx4, {"quad", 0});
+  testing::internal::CaptureStderr();
+  check_channel_maps(*r);
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("--px4 quad:0: PX4 bridge of model 'w::quad': no <channel> or <surface> "
+                      "given, so PX4's Gazebo layout of the model: output→rotor 0→0 (900 rad/s), "
+                      "1→1 (1000 rad/s)"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("output→servo topic (±45°) 6→servo_0, 7→servo_1; PX4 gives it with "
+                      "PWM_MAIN_FUNC1 101, PWM_MAIN_FUNC2 102"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("PWM_MAIN_FUNC6 106, PWM_MAIN_FUNC7 201, PWM_MAIN_FUNC8 202"),
+            std::string::npos)
+      << said;
+  const auto& cfg = *r->systems().back().config;
+  const auto rotors = ChannelMap::parse(cfg, ChannelMap::identity(4, 1000), 16, 1000, "b");
+  ASSERT_EQ(rotors.channels.size(), 6u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(rotors.channels[i].index, i);
+    EXPECT_EQ(rotors.channels[i].rotor, i);
+    EXPECT_EQ(rotors.channels[i].scale, 900 + 100 * i);
+  }
+  const auto surfaces = SurfaceMap::parse(cfg, rotors, 16, "b");
+  ASSERT_EQ(surfaces.surfaces.size(), 2u);
+  EXPECT_EQ(surfaces.surfaces[0].index, 6);
+  EXPECT_EQ(surfaces.surfaces[0].topic, "/model/quad/servo_0");
+  EXPECT_EQ(surfaces.surfaces[1].index, 7);
+  EXPECT_DOUBLE_EQ(surfaces.surfaces[1].scale, M_PI / 4);
+
+  // With <max_rotor_velocity> every motor gets that scale; a given map is kept as it is.
+  auto w = make_world();
+  const auto one = w->registry().child_by_name(w->world(), "quad");
+  add_stand_in(*w, one, "MulticopterMotorModel", "w.sdf:1",
+               "<plugin><motorNumber>0</motorNumber><maxRotVelocity>700</maxRotVelocity></plugin>");
+  add_stand_in(*w, one, "Px4Bridge", "w.sdf:9",
+               "<plugin><max_rotor_velocity>650</max_rotor_velocity></plugin>");
+  check_channel_maps(*w);
+  const auto scaled =
+      ChannelMap::parse(*w->systems().back().config, ChannelMap::identity(4, 1), 16, 1, "b");
+  ASSERT_EQ(scaled.channels.size(), 1u);
+  EXPECT_EQ(scaled.channels[0].scale, 650);
+  EXPECT_NE(w->systems().back().config->where().find("w.sdf"), std::string::npos);
+
+  // A layout beyond the 16 outputs of HIL_ACTUATOR_CONTROLS is refused.
+  auto big = make_world();
+  const auto many = big->registry().child_by_name(big->world(), "quad");
+  add_stand_in(*big, many, "MulticopterMotorModel", "w.sdf:1",
+               "<plugin><actuator_number>3</actuator_number></plugin>");
+  add_stand_in(*big, many, "JointPositionController", "w.sdf:2",
+               "<plugin><sub_topic>servo_12</sub_topic></plugin>");
+  add_stand_in(*big, many, "Px4Bridge", "w.sdf:9", "<plugin/>");
+  try {
+    check_channel_maps(*big);
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs 17 outputs, but HIL_ACTUATOR_CONTROLS carries 16"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// PX4's standard_vtol (../shared), attached from the command line: PX4's controls reach its five
+// motors at their maxRotVelocity and its three control surfaces, which move to the angle.
+TEST(Px4Bridge, Px4sStandardVtolFliesOnItsGazeboLayout) {
+  const auto model = std::filesystem::path(KESTREL_SHARED_DIR) / "models/px4/models/standard_vtol";
+  if (!std::filesystem::exists(model / "model.sdf")) {
+    GTEST_SKIP() << "PX4's model zoo (" << KESTREL_SHARED_DIR << "/models/px4/models) is absent";
+  }
+  const auto file = std::filesystem::path(testing::TempDir()) / "vtol_layout.sdf";
+  std::ofstream(file) << R"(<?xml version="1.0"?>
+<sdf version="1.9"><world name="w">
+  <physics type="ode"><max_step_size>0.004</max_step_size><real_time_factor>0</real_time_factor></physics>
+  <model name="ground"><static>true</static><link name="l"><collision name="c"><geometry><plane>
+    <normal>0 0 1</normal><size>100 100</size></plane></geometry></collision></link></model>
+  <include><uri>)" + model.string() +
+                             R"(</uri><pose>0 0 0.3 0 0 0</pose></include>
+</world></sdf>)";
+  sim::Runner::Options o;
+  o.real_time_factor = 0;
+  sim::Runner r(o);
+  world::load_world_into_runner(file, r);
+  attach_bridge(r, Autopilot::kPx4, {"standard_vtol", 23});
+  check_channel_maps(r);
+  r.configure();
+  FakePx4 px4(4560 + 23);
+  {
+    std::lock_guard lock(px4.m);
+    px4.fixed_controls = std::array<float, 16>{0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.4f, -0.4f, 0.2f};
+  }
+  auto& reg = r.registry();
+  const auto vtol = reg.child_by_name(r.world(), "standard_vtol");
+  auto commanded = [&] {
+    const auto* a = reg.try_get<c::ActuatorCommands>(vtol);
+    return a && !a->velocity.empty() && a->velocity[0] > 0;
+  };
+  for (int i = 0; i < 20000 && !commanded(); ++i) r.step_once();
+  ASSERT_TRUE(commanded()) << "PX4 never answered";
+  for (int i = 0; i < 2500; ++i) r.step_once();  // 10 s: the surfaces settle (PID 1, 0.1, 0.01)
+  const auto& v = reg.get<c::ActuatorCommands>(vtol).velocity;
+  ASSERT_EQ(v.size(), 5u);
+  const double want[] = {150, 300, 450, 600, 1750};  // 1500·u (lift), 3500·u (pusher)
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(v[i], want[i], 1e-3) << "motor " << i;
+  for (const auto& [joint, angle] : {std::pair{"servo_0", 0.4 * M_PI / 4},
+                                     {"servo_1", -0.4 * M_PI / 4},
+                                     {"servo_2", 0.2 * M_PI / 4}}) {
+    const auto j = reg.child_by_name(vtol, joint);
+    ASSERT_NE(j, ecs::kNullEntity) << joint;
+    const auto* q = reg.try_get<c::JointPosition>(j);
+    ASSERT_TRUE(q && !q->data.empty()) << joint;
+    EXPECT_NEAR(q->data[0], angle, 0.02) << joint;
   }
 }
 

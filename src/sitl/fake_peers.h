@@ -70,6 +70,7 @@ struct FakePx4 {
             a.controls[0] =
                 static_cast<float>(static_cast<double>(s->time_usec / 1000 % 1000) / 1000.0);
             a.controls[1] = std::nanf("");  // must not reach the motors as NaN
+            if (fixed_controls) a.controls = *fixed_controls;
             a.mode = static_cast<std::uint8_t>(mav::mav_mode_flag::kSafetyArmed);
             reply = a;
           } else {
@@ -102,6 +103,8 @@ struct FakePx4 {
   int fd;
   std::thread thread;
   std::atomic<bool> stop{false}, answer{true}, garbage{false};
+  // When set (under `m`), every answer carries these controls instead.
+  std::optional<std::array<float, 16>> fixed_controls;
   std::mutex m;
   mav::HilSensor sensor;
   mav::HilGps gps;

@@ -1,8 +1,12 @@
 #include "kestrel/sitl/sitl.h"
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <charconv>
+#include <cmath>
+#include <map>
 #include <optional>
 
 #include "kestrel/components/model.h"
@@ -123,9 +127,113 @@ std::string join(const std::vector<int>& v) {
   return out;
 }
 
+constexpr const char* kServoName = "kestrel::systems::JointPositionController";
+// PX4's Gazebo bridge turns a servo output of -1..1 into SIM_GZ_SV_MINA..MAXA, -45..45° unless
+// an airframe sets them.
+constexpr double kServoFullScale = M_PI / 4;
+constexpr double kDefaultMaxRotVelocity = 838.0;  // the motor model's default [rad/s]
+
+// A motor model's actuator_number (or Gazebo's older spelling, which PX4's models use).
+int actuator_number_of(const Element& motor) {
+  return motor.has("actuator_number") ? motor.get<int>("actuator_number")
+                                      : motor.get<int>("motorNumber");
+}
+
+// `e` with `children` (XML text) added after its own, parsed at its own FILE:LINE.
+std::shared_ptr<const Element> with_children(const Element& e, const std::string& children) {
+  std::string xml = e.xml();
+  while (!xml.empty() && std::isspace(static_cast<unsigned char>(xml.back()))) xml.pop_back();
+  if (xml.ends_with("/>")) {
+    xml = xml.substr(0, xml.size() - 2) + ">" + children + "</" + e.name() + ">";
+  } else {
+    xml.insert(xml.rfind("</"), children);
+  }
+  return Element::parse(xml, e.file(), e.line());
+}
+
+// PX4's Gazebo layout for a PX4 bridge that gives no <channel> or <surface>: what PX4's gz
+// airframes do (SIM_GZ_EC_FUNCn = 100 + n drives the model's motor n - 1, SIM_GZ_SV_FUNCn =
+// 200 + n its servo_(n-1) topic), with the ESCs first and the servos after them on the 16
+// outputs of HIL_ACTUATOR_CONTROLS.
+void give_px4_layout(sim::Runner& runner, std::size_t index) {
+  const auto& reg = runner.registry();
+  const auto& b = runner.systems()[index];
+  if (b.config->has("channel") || b.config->has("surface")) return;
+  double max_rotor = 0;
+  try {
+    max_rotor = b.config->get_or<double>("max_rotor_velocity", 0.0);
+  } catch (const Error&) {
+    return;  // the bridge's configure reports it
+  }
+  const std::string model = reg.get<components::Name>(b.entity).value;
+  const std::string servo_prefix = "/model/" + model + "/servo_";
+  std::map<int, double> motors;       // actuator_number → full speed [rad/s]
+  std::map<int, std::string> servos;  // k of servo_k → topic
+  for (const auto& s : runner.systems()) {
+    if (s.entity != b.entity || !s.active) continue;
+    try {
+      if (s.name == kMotorName) {
+        const int a = actuator_number_of(*s.config);
+        motors[a] = max_rotor > 0
+                        ? max_rotor
+                        : s.config->get_or<double>("maxRotVelocity", kDefaultMaxRotVelocity);
+      } else if (s.name == kServoName && !s.config->get_or("use_actuator_msg", false)) {
+        std::string topic;
+        if (s.config->has("sub_topic")) {
+          topic = "/model/" + model + "/" + s.config->get<std::string>("sub_topic");
+        }
+        if (s.config->has("topic")) topic = s.config->get<std::string>("topic");
+        if (!topic.starts_with(servo_prefix)) continue;
+        const std::string k = topic.substr(servo_prefix.size());
+        int v = -1;
+        const auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), v);
+        if (ec == std::errc() && end == k.data() + k.size() && v >= 0) servos[v] = topic;
+      }
+    } catch (const Error&) {
+      continue;  // that system's configure reports it
+    }
+  }
+  if (motors.empty() || motors.begin()->first < 0) return;  // refused elsewhere
+  const int m = motors.rbegin()->first + 1;
+  const int outputs = m + (servos.empty() ? 0 : servos.rbegin()->first + 1);
+  const std::string who =
+      fmt::format("{}: PX4 bridge of model '{}'", b.origin, reg.scoped_name(b.entity));
+  if (outputs > 16) {
+    const std::string text = fmt::format(
+        "{}: PX4's Gazebo layout of the model (its motors' actuator_number first, then its "
+        "servo_k topics) needs {} outputs, but HIL_ACTUATOR_CONTROLS carries 16: give the "
+        "bridge a <channel> per motor and a <surface> per servo (src/sitl/README.md)",
+        who, outputs);
+    if (b.origin.starts_with("--")) throw AttachError(text);
+    throw Error(text);
+  }
+  std::string xml, rotors, functions;
+  for (const auto& [a, scale] : motors) {
+    xml += fmt::format("<channel><index>{}</index><rotor>{}</rotor><scale>{}</scale></channel>", a,
+                       a, scale);
+    rotors += fmt::format("{}{}→{} ({} rad/s)", rotors.empty() ? "" : ", ", a, a, scale);
+    functions += fmt::format("{}PWM_MAIN_FUNC{} {}", functions.empty() ? "" : ", ", a + 1, 101 + a);
+  }
+  std::string surfaces;
+  for (const auto& [k, topic] : servos) {
+    xml += fmt::format("<surface><index>{}</index><topic>{}</topic><scale>{}</scale></surface>",
+                       m + k, topic, kServoFullScale);
+    surfaces += fmt::format("{}{}→servo_{}", surfaces.empty() ? "" : ", ", m + k, k);
+    functions += fmt::format(", PWM_MAIN_FUNC{} {}", m + k + 1, 201 + k);
+  }
+  spdlog::info(
+      "{}: no <channel> or <surface> given, so PX4's Gazebo layout of the model: output→rotor "
+      "{}{}{}; PX4 gives it with {}",
+      who, rotors, surfaces.empty() ? "" : "; output→servo topic (±45°) ", surfaces, functions);
+  runner.set_config(index, with_children(*b.config, xml));
+}
+
 }  // namespace
 
-void check_channel_maps(const sim::Runner& runner) {
+void check_channel_maps(sim::Runner& runner) {
+  for (std::size_t i = 0; i < runner.systems().size(); ++i) {
+    if (runner.systems()[i].name == kPx4Name) give_px4_layout(runner, i);
+  }
   const auto& reg = runner.registry();
   for (const auto& b : runner.systems()) {
     if (b.name != kPx4Name && b.name != kArduPilotName) continue;
@@ -144,7 +252,7 @@ void check_channel_maps(const sim::Runner& runner) {
     for (const auto& m : runner.systems()) {
       if (m.name != kMotorName || m.entity != b.entity || !m.active) continue;
       try {
-        motors.push_back(m.config->get<int>("actuator_number"));
+        motors.push_back(actuator_number_of(*m.config));
       } catch (const Error&) {
         continue;  // the motor model's configure reports it
       }

@@ -76,11 +76,15 @@ void attach_bridge(sim::Runner& runner, Autopilot autopilot, const AttachSpec& s
 ///         RflySim bridge.
 void attach_rflysim(sim::Runner& runner, const std::string& text);
 
-/// Refuses a bridge whose channel map does not drive every motor of its model (each
-/// MulticopterMotorModel's actuator_number must be some channel's rotor), naming the model, its
-/// motors and the map. Call after every bridge is added (SDF and command line), before
-/// runner.configure(). @throws AttachError for a bridge attached from the command line, Error
-/// (with the <plugin>'s FILE:LINE) for one the world declares.
-void check_channel_maps(const sim::Runner& runner);
+/// Gives each PX4 bridge without <channel> and <surface> children PX4's Gazebo layout of its
+/// model (src/sitl/README.md): output a drives the motor with actuator_number a at that motor's
+/// maxRotVelocity (or the bridge's <max_rotor_velocity>), output M + k the JointPositionController
+/// on /model/<model>/servo_k at ±45° (M = highest actuator_number + 1), and says so in one line
+/// with the PX4 parameters that give that layout. Then refuses a bridge whose channel map does not
+/// drive every motor of its model (each MulticopterMotorModel's actuator_number must be some
+/// channel's rotor), naming the model, its motors and the map. Call after every bridge is added
+/// (SDF and command line), before runner.configure(). @throws AttachError for a bridge attached
+/// from the command line, Error (with the <plugin>'s FILE:LINE) for one the world declares.
+void check_channel_maps(sim::Runner& runner);
 
 }  // namespace kestrel::sitl
