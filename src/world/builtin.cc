@@ -36,6 +36,7 @@
 #include "systems/px4_airspeed/px4_airspeed.h"
 #include "systems/thruster/thruster.h"
 #include "systems/touch_plugin/touch_plugin.h"
+#include "systems/track_controller/track_controller.h"
 #include "systems/trajectory_follower/trajectory_follower.h"
 #include "systems/velocity_control/velocity_control.h"
 #include "systems/wind_effects/wind_effects.h"
@@ -81,6 +82,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"MecanumDrive", &systems::make_mecanum_drive, false, ""},
       {"VelocityControl", &systems::make_velocity_control, false, ""},
       {"TrajectoryFollower", &systems::make_trajectory_follower, false, ""},
+      {"TrackController", &systems::make_track_controller, false, ""},
       {"JointPositionController", &systems::make_joint_position_controller, false, ""},
       {"JointController", &systems::make_joint_controller, false, ""},
       {"JointTrajectoryController", &systems::make_joint_trajectory_controller, false, ""},

@@ -32,6 +32,7 @@
 #include "kestrel/components/detachable_joint.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
+#include "kestrel/components/track.h"
 #include "kestrel/components/world.h"
 #include "kestrel/core/memory.h"
 #include "kestrel/physics/physics.h"
@@ -459,6 +460,7 @@ class MujocoEngine final : public IslandEngine {
     // after imposed velocities, teleports, or when the previous step stopped after the first half
     if (velocity_pending_ || changed != 0) guarded(r, m, d, "a step", phase_velocity);
     if (!servos_.empty()) servo_reference(d);
+    if (r.count<c::TrackSurface>() != 0) track_reference(r, m, d);
     // acceleration and constraint forces at time t
     if (servos_.empty()) {
       guarded(r, m, d, "a step", phase_acceleration);
@@ -1110,6 +1112,55 @@ class MujocoEngine final : public IslandEngine {
       const int k = servo_of_dof_[d->efc_id[i]];
       if (k < 0) continue;
       d->efc_aref[i] = -d->efc_KBIP[4 * i + 1] * (d->efc_vel[i] - servos_[k].velocity);
+    }
+  }
+
+  // The contacts of a track's collisions (a TrackSurface on their link, written by
+  // TrackController): their surface moves, so the friction rows hold the contact's tangential
+  // velocity at the surface's instead of at zero — each row's reference acceleration −B·v is
+  // taken with v measured from the surface's velocity (components/track.h says how that
+  // velocity follows from the contact's point and normal, as gz-sim computes it). Called after
+  // the velocity pass (which recomputes efc_aref) and before the constraint solve.
+  void track_reference(const ecs::Registry& r, const mjModel* m, mjData* d) const {
+    const bool pyramidal = m->opt.cone == mjCONE_PYRAMIDAL;
+    for (int i = 0; i < d->ncon; ++i) {
+      const mjContact& con = d->contact[i];
+      if (con.exclude != 0 || con.efc_address < 0 || con.dim < 3) continue;
+      for (int side = 0; side < 2; ++side) {
+        const int g = side == 0 ? con.geom1 : con.geom2;
+        const auto* parent = r.try_get<c::ParentEntity>(map_.geom_entity[g]);
+        const auto* track = parent ? r.try_get<c::TrackSurface>(parent->value) : nullptr;
+        const auto* pose = parent ? r.try_get<c::WorldPose>(parent->value) : nullptr;
+        if (!track || !pose || track->velocity == 0) continue;
+        const Vector3d p = v3(con.pos);
+        Vector3d n = v3(con.frame);  // geom1 → geom2; made to point into the track's collision
+        if (n.Dot(v3(d->geom_xpos + 3 * g) - p) < 0) n = -n;
+        const Vector3d y = (pose->value.Rot() * track->orientation).RotateVector(Vector3d::UnitY);
+        Vector3d belt = n.Cross(y);
+        if (track->velocity < 0) belt = -belt;
+        Vector3d f = belt;
+        if (track->center_of_rotation.IsFinite()) {
+          f = n.Cross((p - track->center_of_rotation).Normalized());
+          if (track->velocity < 0) f = -f;
+        }
+        const double len = f.Length(), along = belt.Dot(f);
+        if (len == 0 || along == 0) continue;
+        const Vector3d s = f * ((along > 0 ? 1 : -1) * std::abs(track->velocity) / len);
+        // The rows measure geom2's point relative to geom1's.
+        const Vector3d dv = side == 0 ? -s : s;
+        const double v1 = dv.Dot(v3(con.frame + 3)), v2 = dv.Dot(v3(con.frame + 6));
+        auto shift = [d](int row, double by) { d->efc_aref[row] -= d->efc_KBIP[4 * row + 1] * by; };
+        const int a = con.efc_address;
+        if (pyramidal) {  // rows J_n ± μ_k J_k, k = 1, 2
+          shift(a, con.friction[0] * v1);
+          shift(a + 1, -con.friction[0] * v1);
+          shift(a + 2, con.friction[1] * v2);
+          shift(a + 3, -con.friction[1] * v2);
+        } else {  // rows J_n, J_1, J_2, …
+          shift(a + 1, v1);
+          shift(a + 2, v2);
+        }
+      }
     }
   }
 
