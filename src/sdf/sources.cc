@@ -2,6 +2,7 @@
 
 #include <tinyxml2.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -112,19 +113,57 @@ std::string Sources::display(const std::string& file) const {
   return it == files_.end() ? file : it->second.display;
 }
 
+namespace {
+// Same attributes (in any order), text and children, recursively: two spellings of one element.
+bool same_content(const Element& a, const Element& b) {
+  auto trimmed = [](const std::string& t) {
+    const auto f = t.find_first_not_of(" \t\r\n");
+    return f == std::string::npos ? std::string()
+                                  : t.substr(f, t.find_last_not_of(" \t\r\n") - f + 1);
+  };
+  if (a.name() != b.name() || trimmed(a.text()) != trimmed(b.text()) ||
+      a.children().size() != b.children().size()) {
+    return false;
+  }
+  auto names = a.attribute_names(), other = b.attribute_names();
+  std::sort(names.begin(), names.end());
+  std::sort(other.begin(), other.end());
+  if (names != other) return false;
+  for (const auto& n : names) {
+    if (a.attribute(n) != b.attribute(n)) return false;
+  }
+  for (std::size_t i = 0; i < a.children().size(); ++i) {
+    if (!same_content(*a.children()[i], *b.children()[i])) return false;
+  }
+  return true;
+}
+}  // namespace
+
 std::shared_ptr<const Element> Sources::find(const std::string& file, int line,
-                                             const std::string& name,
-                                             const std::string& name_attr) const {
+                                             const std::string& name, const std::string& name_attr,
+                                             const std::function<std::string()>& xml) const {
   auto it = files_.find(key_of(file));
   if (it == files_.end()) return nullptr;
   auto [b, e] = it->second.by_line.equal_range({line, name});
   if (b == e) return nullptr;
-  if (!name_attr.empty()) {
-    for (auto m = b; m != e; ++m) {
-      if (m->second->attribute("name").value_or("") == name_attr) return m->second;
+  std::vector<std::shared_ptr<const Element>> named;
+  for (auto m = b; m != e; ++m) {
+    if (name_attr.empty() || m->second->attribute("name").value_or("") == name_attr) {
+      named.push_back(m->second);
     }
   }
-  return b->second;
+  if (named.empty()) return b->second;
+  if (named.size() > 1 && xml) {
+    try {
+      const auto held = Element::parse(xml());
+      for (const auto& n : named) {
+        if (same_content(*n, *held)) return n;
+      }
+    } catch (const Error&) {
+      // libsdformat's text did not parse: the first, as without it
+    }
+  }
+  return named.front();
 }
 
 double Sources::dom_bytes(const std::string& file) const {

@@ -5,6 +5,7 @@
 // file:line so plugins and sensors get their original XML with correct locations.
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -44,9 +45,13 @@ class Sources {
 
   /// The kestrel::Element at `file`:`line` named `name`, or nullptr. `file` as libsdformat
   /// reports it (any spelling of the path).
-  /// `name_attr`, if not empty, picks among elements on the same line by their name attribute.
+  /// `name_attr`, if not empty, picks among elements on the same line by their name attribute;
+  /// when several still match (two `<plugin name="x">` on one line), `xml` (if given) is asked
+  /// for the element's text as libsdformat holds it, and the one whose content (attributes,
+  /// children, text) equals it is taken.
   std::shared_ptr<const Element> find(const std::string& file, int line, const std::string& name,
-                                      const std::string& name_attr = {}) const;
+                                      const std::string& name_attr = {},
+                                      const std::function<std::string()>& xml = {}) const;
   /// The name to show for a file in findings (the world path as the user gave it, or the
   /// canonical path of an included file).
   std::string display(const std::string& file) const;

@@ -171,7 +171,8 @@ std::shared_ptr<const Element> Walker::original(const ::sdf::ElementPtr& e) cons
   if (!e || !e->LineNumber()) return nullptr;
   std::string name_attr;
   if (e->HasAttribute("name")) name_attr = e->Get<std::string>("name");
-  return src_.find(e->FilePath(), *e->LineNumber(), e->GetName(), name_attr);
+  return src_.find(e->FilePath(), *e->LineNumber(), e->GetName(), name_attr,
+                   [&e] { return e->ToString(""); });
 }
 
 namespace {

@@ -78,6 +78,20 @@ TEST(WorldLoader, WorldDataAndPhysics) {
             ignition::math::Vector3d(1e-6, 2e-6, 3e-6));
 }
 
+// Two <plugin>s with the same name on one line (a generated world) each keep their own
+// parameters: the original element is told apart by its content, not taken by line alone.
+TEST(WorldLoader, PluginsOnOneLineKeepTheirOwnParameters) {
+  auto l = load(world(std::string("<model name='m'><static>true</static><link name='a'/>") +
+                      "<plugin filename='f' name='p'><link>a</link></plugin>"
+                      "<plugin filename='f' name='p'><link>b</link></plugin>"
+                      "<plugin filename='f' name='q'><k>1</k></plugin></model>"));
+  ASSERT_EQ(l->d.plugins.size(), 3u) << messages(l->d);
+  EXPECT_EQ(l->d.plugins[0].config->get<std::string>("link"), "a");
+  EXPECT_EQ(l->d.plugins[1].config->get<std::string>("link"), "b");
+  EXPECT_EQ(l->d.plugins[2].config->get<int>("k"), 1);
+  EXPECT_THAT(l->d.plugins[1].config->where(), HasSubstr("test.sdf:1"));
+}
+
 // <kestrel:physics_islands/> forces islands on, "false" off; anything else is an error.
 TEST(WorldLoader, PhysicsIslandsOnOffOrError) {
   namespace c = kestrel::components;
