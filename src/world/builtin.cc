@@ -37,6 +37,7 @@
 #include "systems/thruster/thruster.h"
 #include "systems/touch_plugin/touch_plugin.h"
 #include "systems/track_controller/track_controller.h"
+#include "systems/tracked_vehicle/tracked_vehicle.h"
 #include "systems/trajectory_follower/trajectory_follower.h"
 #include "systems/velocity_control/velocity_control.h"
 #include "systems/wind_effects/wind_effects.h"
@@ -83,6 +84,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"VelocityControl", &systems::make_velocity_control, false, ""},
       {"TrajectoryFollower", &systems::make_trajectory_follower, false, ""},
       {"TrackController", &systems::make_track_controller, false, ""},
+      {"TrackedVehicle", &systems::make_tracked_vehicle, false, ""},
       {"JointPositionController", &systems::make_joint_position_controller, false, ""},
       {"JointController", &systems::make_joint_controller, false, ""},
       {"JointTrajectoryController", &systems::make_joint_trajectory_controller, false, ""},

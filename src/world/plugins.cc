@@ -194,9 +194,6 @@ constexpr std::string_view kRenderOnly[] = {"cameravideorecorder", "logvideoreco
 // (normalized class names), with what is missing (docs/compatibility.md): MuJoCo 2.2 lacks what
 // they drive in the physics engine, or they read Gazebo's own log format.
 constexpr std::pair<std::string_view, std::string_view> kCannotProvide[] = {
-    {"trackedvehicle",
-     "it drives two tracks through TrackController's contact surface motion, and Kestrel does "
-     "not build it in yet (TrackController it does: drive each track's TrackController topic)"},
     {"wheelslip",
      "it sets ODE/DART's force-dependent slip compliance (slip1/slip2 along fdir1) of each "
      "wheel's contacts, and MuJoCo 2.2 has neither slip compliance nor a friction direction: "

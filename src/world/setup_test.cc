@@ -129,16 +129,14 @@ TEST(PluginResolution, UnresolvedPluginIsAnErrorUnlessMissingSystemsAreAllowed) 
   EXPECT_EQ(s->findings.count(Severity::kError), 1u) << "--strict wins";
 }
 
-// Gazebo's track and wheel-slip systems act through physics MuJoCo 2.2 does not have (contact
-// surface motion, slip compliance): the error says so, by class name or library file name.
+// Gazebo's wheel-slip systems act through physics MuJoCo 2.2 does not have (slip compliance):
+// the error says so, by class name or library file name.
 TEST(PluginResolution, SystemsNeedingPhysicsMujocoLacksSayWhatIsMissing) {
   ResolveOptions ro;
   ro.plugin_paths = {"/nonexistent/dir"};
   const struct {
     const char *file, *name, *missing;
   } kCases[] = {
-      {"ignition-gazebo-tracked-vehicle-system", "ignition::gazebo::systems::TrackedVehicle",
-       "drive each track's TrackController topic"},
       {"gz-sim-wheel-slip-system", "gz::sim::systems::WheelSlip",
        "MuJoCo 2.2 has neither slip compliance nor a friction direction"},
       {"libgz-sim8-lookup-wheel-slip-system.so", "LookupWheelSlipByFile",
