@@ -115,6 +115,24 @@ std::size_t add_drive_odometry(ecs::Registry& r, ecs::Entity model, const Elemen
   return add_odometry_output(r, model, std::move(out));
 }
 
+void update_drive_odometry(ecs::Registry& r, ecs::Entity model, std::size_t index,
+                           ignition::math::DiffDriveOdometry& odometry, double left, double right,
+                           Duration now, PublishSchedule& schedule) {
+  if (!odometry.Initialized()) {
+    odometry.Init(time_point(now));
+    return;
+  }
+  odometry.Update(ignition::math::Angle(left), ignition::math::Angle(right), time_point(now));
+  if (!schedule.due(now)) return;
+  auto& o = r.get<c::TopicOutputs>(model).odometry[index];
+  o.stamp = now;
+  o.pose = ignition::math::Pose3d(ignition::math::Vector3d(odometry.X(), odometry.Y(), 0),
+                                  ignition::math::Quaterniond(0, 0, odometry.Heading().Radian()));
+  o.linear.Set(odometry.LinearVelocity(), 0, 0);
+  o.angular.Set(0, 0, odometry.AngularVelocity().Radian());
+  ++o.sequence;
+}
+
 Duration publish_period(const Element& config, std::string_view parameter, double fallback) {
   const Element* e = config.child(parameter);
   const double f = e ? e->value<double>() : fallback;

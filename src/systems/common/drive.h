@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <ignition/math/DiffDriveOdometry.hh>
 #include <ignition/math/SpeedLimiter.hh>
 #include <string>
 #include <string_view>
@@ -76,6 +77,14 @@ struct PublishSchedule {
     return true;
   }
 };
+
+/// Gazebo's odometry step of a differential drive (DiffDrive, TrackedVehicle) at sim time `now`:
+/// the first call initialises `odometry`; later ones update it with the wheels' angles [rad]
+/// and, when `schedule` says a message is due, write its pose and speeds into the model's
+/// odometry output `index` (add_drive_odometry).
+void update_drive_odometry(ecs::Registry& r, ecs::Entity model, std::size_t index,
+                           ignition::math::DiffDriveOdometry& odometry, double left, double right,
+                           Duration now, PublishSchedule& schedule);
 
 /// The steady_clock time point of sim time `t` (what Gazebo hands ignition-math's odometry).
 inline std::chrono::steady_clock::time_point time_point(Duration t) {

@@ -77,21 +77,8 @@ class DiffDrive final : public System,
     s_.right_speed = (lin + ang * separation_ / 2.0) / radius_;
     s_.left_speed = (lin - ang * separation_ / 2.0) / radius_;
     // UpdateOdometry
-    if (!odometry_->Initialized()) {
-      odometry_->Init(time_point(now));
-      return;
-    }
-    odometry_->Update(ignition::math::Angle(joint_position(r, left_.front())),
-                      ignition::math::Angle(joint_position(r, right_.front())), time_point(now));
-    if (!schedule_.due(now)) return;
-    auto& o = r.get<c::TopicOutputs>(model_).odometry[odom_];
-    o.stamp = now;
-    o.pose =
-        ignition::math::Pose3d(ignition::math::Vector3d(odometry_->X(), odometry_->Y(), 0),
-                               ignition::math::Quaterniond(0, 0, odometry_->Heading().Radian()));
-    o.linear.Set(odometry_->LinearVelocity(), 0, 0);
-    o.angular.Set(0, 0, odometry_->AngularVelocity().Radian());
-    ++o.sequence;
+    update_drive_odometry(r, model_, odom_, *odometry_, joint_position(r, left_.front()),
+                          joint_position(r, right_.front()), now, schedule_);
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override { reset_state(); }

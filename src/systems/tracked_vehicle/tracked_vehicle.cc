@@ -161,21 +161,8 @@ class TrackedVehicle final : public System,
     left_position_ += left_speed_ / (kTrackHeight / 2) * dt;
     right_position_ += right_speed_ / (kTrackHeight / 2) * dt;
     // UpdateOdometry
-    if (!odometry_->Initialized()) {
-      odometry_->Init(time_point(now));
-      return;
-    }
-    odometry_->Update(ignition::math::Angle(left_position_), ignition::math::Angle(right_position_),
-                      time_point(now));
-    if (!schedule_.due(now)) return;
-    auto& o = r.get<c::TopicOutputs>(model_).odometry[odom_];
-    o.stamp = now;
-    o.pose =
-        ignition::math::Pose3d(ignition::math::Vector3d(odometry_->X(), odometry_->Y(), 0),
-                               ignition::math::Quaterniond(0, 0, odometry_->Heading().Radian()));
-    o.linear.Set(odometry_->LinearVelocity(), 0, 0);
-    o.angular.Set(0, 0, odometry_->AngularVelocity().Radian());
-    ++o.sequence;
+    update_drive_odometry(r, model_, odom_, *odometry_, left_position_, right_position_, now,
+                          schedule_);
   }
 
   void reset(const UpdateInfo&, ecs::Registry&) override { reset_state(); }
