@@ -204,6 +204,7 @@ class TrackedVehicle final : public System,
     target_lin_ = target_ang_ = left_speed_ = right_speed_ = 0;
     left_position_ = right_position_ = 0;
     efficiency_ = initial_efficiency_;
+    cmd_seen_ = efficiency_seen_ = 0;  // the inputs' counts start again too
     history_ = TwistHistory{};
     schedule_.last = Duration{0};
     odometry_ = std::make_unique<ignition::math::DiffDriveOdometry>();
