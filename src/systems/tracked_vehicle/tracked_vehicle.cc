@@ -29,7 +29,7 @@ namespace c = kestrel::components;
 constexpr const char* kParams =
     "left_track, right_track, body_link, tracks_separation, steering_efficiency, "
     "linear_velocity, angular_velocity, odom_publish_frequency, topic, odom_topic, tf_topic, "
-    "steering_efficiency_topic, frame_id, child_frame_id, debug";
+    "steering_efficiency_topic, frame_id, child_frame_id, debug, tracks_height";
 constexpr double kTrackHeight = 0.2;  // Gazebo's, not a parameter [m]
 
 class TrackedVehicle final : public System,
@@ -99,6 +99,14 @@ class TrackedVehicle final : public System,
           "{}: TrackedVehicle: <debug> is accepted; Kestrel prints no per-step lines and "
           "publishes no /marker for the centre of rotation",
           config.child("debug")->where());
+    }
+    // gz-sim's own tracked_vehicle_simple.sdf gives <tracks_height>, which no version of its
+    // TrackedVehicle reads (the odometry's track height is fixed).
+    if (const Element* e = config.child("tracks_height")) {
+      spdlog::warn(
+          "{}: TrackedVehicle: <tracks_height> is not a parameter of Gazebo's TrackedVehicle "
+          "(its odometry takes a track height of {} m), so Kestrel ignores it too",
+          e->where(), kTrackHeight);
     }
     reject_unknown_parameters(config, "TrackedVehicle", kParams);
     reset_state();
