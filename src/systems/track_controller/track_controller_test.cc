@@ -132,7 +132,8 @@ TEST(TrackController, BadParametersAreLoud) {
                                          "</min_velocity>")),
             "(no error)");
   const std::string wrong = testing::load_error(conveyor("<velocity>1</velocity>"));
-  EXPECT_NE(wrong.find("velocity"), std::string::npos) << wrong;
+  EXPECT_NE(wrong.find("TrackController: unknown parameter <velocity>"), std::string::npos)
+      << wrong;
 }
 
 }  // namespace

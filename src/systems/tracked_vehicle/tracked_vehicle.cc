@@ -134,16 +134,10 @@ class TrackedVehicle final : public System,
     }
     // UpdateVelocity
     double lin = target_lin_, ang = target_ang_;
-    const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(info.dt);
-    limit_lin_.Limit(lin, history_.lin0, history_.lin1, step);
-    limit_ang_.Limit(ang, history_.ang0, history_.ang1, step);
+    const double last_lin = history_.lin0, last_ang = history_.ang0;
+    limit_twist(limit_lin_, limit_ang_, history_, lin, ang, info.dt);
     // While the limiters still move the speeds, the tracks get every step's.
-    const bool send =
-        fresh || std::abs(lin - history_.lin0) > 1e-6 || std::abs(ang - history_.ang0) > 1e-6;
-    history_.lin1 = history_.lin0;
-    history_.ang1 = history_.ang0;
-    history_.lin0 = lin;
-    history_.ang0 = ang;
+    const bool send = fresh || std::abs(lin - last_lin) > 1e-6 || std::abs(ang - last_ang) > 1e-6;
     if (send) {
       right_speed_ = lin + ang * separation_ / (2.0 * efficiency_);
       left_speed_ = lin - ang * separation_ / (2.0 * efficiency_);
