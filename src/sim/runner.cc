@@ -279,13 +279,17 @@ void Runner::end_step() {
   registry_.mark_changed<components::WorldSeed>(world_);
 }
 
+// Until none is left: what a posted function posts applies at this same boundary, so a request
+// made of several changes (reset, then pause) never has a step between them.
 void Runner::apply_control() {
   std::unique_lock lock(control_mutex_);
-  if (control_.empty()) return;  // the usual step: no deque built (it allocates even when empty)
-  std::deque<std::function<void(Runner&)>> pending;
-  pending.swap(control_);
-  lock.unlock();
-  for (auto& fn : pending) fn(*this);
+  while (!control_.empty()) {  // the usual step: no deque built (it allocates even when empty)
+    std::deque<std::function<void(Runner&)>> pending;
+    pending.swap(control_);
+    lock.unlock();
+    for (auto& fn : pending) fn(*this);
+    lock.lock();
+  }
 }
 
 void Runner::reset_now(bool time_only) {

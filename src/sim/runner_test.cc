@@ -192,6 +192,20 @@ TEST(Runner, ResetThroughControlQueueAndTimeOnly) {
   EXPECT_EQ(r.info().iterations, 1u);
 }
 
+// A request made of several changes posts them from one posted function: they all apply before
+// the next step (a reset then a pause leaves the paused world at iteration 0).
+TEST(Runner, WhatAPostedFunctionPostsAppliesAtTheSameBoundary) {
+  Runner r(fast());
+  r.configure();
+  r.step_once();
+  r.post([](Runner& run) {
+    run.request_reset();
+    run.set_paused(true);
+  });
+  EXPECT_FALSE(r.step_once()) << "a step ran between the reset and the pause";
+  EXPECT_EQ(r.info().iterations, 0u);
+}
+
 TEST(Runner, StepDoneEventAndStop) {
   Runner r(fast());
   r.configure();

@@ -193,18 +193,21 @@ class WorldTransport final : public System, public ISystemConfigure, public ISys
       }
       run_to = Duration{t.sec() * 1'000'000'000 + t.nsec()};
     }
-    if (req.has_reset()) runner_.request_reset(req.reset().time_only() && !req.reset().all());
-    // proto3: seed 0 means "not given". Applied at the end of this step boundary, after a reset
-    // in the same request.
-    if (req.seed() != 0) runner_.set_seed(req.seed());
-    if (req.multi_step() > 0) {
-      runner_.step_n(req.multi_step());
-    } else if (req.step()) {
-      runner_.step_n(1);
-    } else {
-      runner_.set_paused(req.pause());
-    }
-    if (run_to) runner_.run_to(*run_to);
+    // One posted function: the whole request applies at one step boundary (a step between the
+    // reset and the pause would leave the paused world one step past its reset).
+    runner_.post([req, run_to](sim::Runner& r) {
+      if (req.has_reset()) r.request_reset(req.reset().time_only() && !req.reset().all());
+      // proto3: seed 0 means "not given". Applied after a reset in the same request.
+      if (req.seed() != 0) r.set_seed(req.seed());
+      if (req.multi_step() > 0) {
+        r.step_n(req.multi_step());
+      } else if (req.step()) {
+        r.step_n(1);
+      } else {
+        r.set_paused(req.pause());
+      }
+      if (run_to) r.run_to(*run_to);
+    });
     rep.set_data(true);
     return true;
   }

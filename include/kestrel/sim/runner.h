@@ -152,7 +152,7 @@ class Runner {
   /// publishes WorldSeedChanged, so random streams restart from it: the same seed set at the
   /// same sim time gives bit-identical noise afterwards. reset() returns to the initial seed.
   void set_seed(std::uint64_t seed);
-  /// Runs fn on the step thread at the next boundary (for requests that touch the registry).
+  /// Runs fn on the step thread at the next boundary; what fn posts runs at that boundary too.
   void post(std::function<void(Runner&)> fn);
 
   /// Resets immediately (from the owning thread).
