@@ -49,25 +49,97 @@ McapWriter::McapWriter(const std::filesystem::path& path, McapOptions options)
   put_string(header, options_.library);
   std::string g(kMagic, kMagicSize);
   put_record(g, kHeader, header);
-  write_group(g, "its header");
+  try {
+    write_group(g, "its header");
+  } catch (const Error&) {
+    ::close(fd_);
+    throw;
+  }
+  thread_ = std::thread([this] { loop(); });
 }
 
 McapWriter::~McapWriter() {
-  if (failure_.empty() && !closed_) {
+  if (!closed_) {
     try {
       close();
     } catch (const Error& e) {
-      spdlog::error("{}", e.what());
+      if (!failure_seen_) spdlog::error("{}", e.what());
     }
   }
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
   free_zstd_context(zstd_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+void McapWriter::fail(const std::string& why) {
+  std::lock_guard lock(mutex_);
+  if (!failed_) failure_ = why;
+  failed_ = true;
+}
+
+void McapWriter::throw_if_failed() {
+  if (!failed_) return;
+  std::string why;
+  {
+    std::lock_guard lock(mutex_);
+    why = failure_;
+  }
+  if (std::this_thread::get_id() != thread_.get_id()) failure_seen_ = true;
+  throw Error(path_, why);
+}
+
+// The writer's thread: writes each chunk handed to it, one at a time, until told to stop with
+// none in hand. After a failed write it drops what it is handed (the file stays cut back).
+void McapWriter::loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || in_hand_.has_value(); });
+    if (!in_hand_) return;  // stop_
+    lock.unlock();
+    if (!failed_) {
+      try {
+        write_chunk(*in_hand_);
+      } catch (const Error& e) {
+        fail(e.what());  // the first failure's text stays (write_group set it)
+      }
+    }
+    lock.lock();
+    spare_ = std::move(in_hand_->records);
+    spare_.clear();
+    in_hand_.reset();
+    done_.notify_all();
+  }
+}
+
+void McapWriter::idle() {
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return !in_hand_.has_value(); });
+}
+
+void McapWriter::wait() {
+  idle();
+  throw_if_failed();
+}
+
+std::uint64_t McapWriter::chunks() {
+  idle();
+  return chunk_indexes_.size();
+}
+
+std::uint64_t McapWriter::bytes() {
+  idle();
+  return offset_;
 }
 
 // Writes `bytes` whole at the end of the file; on failure cuts the file back to where it was
 // (the last complete chunk) and throws.
 void McapWriter::write_group(const std::string& bytes, const char* what) {
-  if (!failure_.empty()) throw Error(path_, failure_);
+  throw_if_failed();
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
@@ -76,7 +148,7 @@ void McapWriter::write_group(const std::string& bytes, const char* what) {
       const int error = n < 0 ? errno : ENOSPC;
       if (::ftruncate(fd_, static_cast<off_t>(offset_)) != 0) { /* not a regular file */
       }
-      failure_ = fmt::format(
+      fail(fmt::format(
           "writing {} failed at {}: {}; the file holds {} bytes: {} in {}{}", options_.what, what,
           std::strerror(error), offset_, counted(written_messages_, "message"),
           counted(chunk_indexes_.size(), "chunk"),
@@ -84,8 +156,8 @@ void McapWriter::write_group(const std::string& bytes, const char* what) {
               ? ""
               : fmt::format(" up to log time {} s, without its summary (streaming MCAP readers "
                             "read it)",
-                            exact_seconds(Duration(static_cast<std::int64_t>(written_until_)))));
-      throw Error(path_, failure_);
+                            exact_seconds(Duration(static_cast<std::int64_t>(written_until_))))));
+      throw_if_failed();
     }
     done += static_cast<std::size_t>(n);
   }
@@ -97,9 +169,9 @@ void McapWriter::reopen() {
   // Continue the data section: cut off Data End and the summary, the CRC as it was there.
   if (::ftruncate(fd_, static_cast<off_t>(data_end_)) != 0 ||
       ::lseek(fd_, static_cast<off_t>(data_end_), SEEK_SET) < 0) {
-    failure_ =
-        fmt::format("reopening {} after its close failed: {}", options_.what, std::strerror(errno));
-    throw Error(path_, failure_);
+    fail(fmt::format("reopening {} after its close failed: {}", options_.what,
+                     std::strerror(errno)));
+    throw_if_failed();
   }
   offset_ = data_end_;
   data_crc_ = data_end_crc_;
@@ -108,6 +180,7 @@ void McapWriter::reopen() {
 
 std::uint16_t McapWriter::add_schema(std::string_view name, std::string_view encoding,
                                      std::string_view data) {
+  wait();  // the file's end is the caller's again
   if (closed_) reopen();
   const auto id = static_cast<std::uint16_t>(schema_records_.size() + 1);
   KESTREL_DEMAND(schema_records_.size() < 65535);
@@ -126,6 +199,7 @@ std::uint16_t McapWriter::add_schema(std::string_view name, std::string_view enc
 std::uint16_t McapWriter::add_channel(std::uint16_t schema, std::string_view topic,
                                       std::string_view message_encoding,
                                       const std::map<std::string, std::string>& metadata) {
+  wait();
   if (closed_) reopen();
   KESTREL_DEMAND(schema <= schema_records_.size() && channel_records_.size() < 65535);
   const auto id = static_cast<std::uint16_t>(channel_records_.size() + 1);
@@ -152,12 +226,12 @@ std::uint16_t McapWriter::add_channel(std::uint16_t schema, std::string_view top
 void McapWriter::advance(std::uint64_t log_time_ns) {
   if (!records_.empty() &&
       log_time_ns >= chunk_start_ + static_cast<std::uint64_t>(options_.chunk_span.count())) {
-    flush();
+    cut();
   }
 }
 
 void McapWriter::write(std::uint16_t channel, std::uint64_t log_time_ns, std::string_view data) {
-  if (!failure_.empty()) throw Error(path_, failure_);
+  throw_if_failed();
   if (closed_) reopen();
   KESTREL_DEMAND(channel >= 1 && channel < channel_counts_.size());
   advance(log_time_ns);
@@ -180,36 +254,66 @@ void McapWriter::write(std::uint16_t channel, std::uint64_t log_time_ns, std::st
   ++message_count_;
   ++chunk_messages_;
   ++channel_counts_[channel];
-  if (records_.size() >= options_.chunk_bytes) flush();
+  if (records_.size() >= options_.chunk_bytes) cut();
 }
 
 void McapWriter::flush() {
+  cut();
+  wait();
+}
+
+// Waits for the chunk before (so at most one is in the writer thread's hands) and hands it the
+// open one with its message indexes.
+void McapWriter::cut() {
   if (records_.empty()) return;
-  if (!failure_.empty()) throw Error(path_, failure_);
-  compress(options_.compression, records_, compressed_, zstd_);
+  Cut c;
+  {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return !in_hand_.has_value(); });
+    c.records.swap(spare_);
+  }
+  throw_if_failed();
+  c.records.swap(records_);
+  c.start = chunk_start_;
+  c.end = chunk_end_;
+  c.messages = chunk_messages_;
+  std::sort(chunk_channels_.begin(), chunk_channels_.end());
+  for (std::uint16_t ch : chunk_channels_) {
+    c.indexes.emplace_back(ch, std::move(chunk_index_[ch - 1]));
+    chunk_index_[ch - 1].clear();
+  }
+  chunk_channels_.clear();
+  chunk_messages_ = 0;
+  {
+    std::lock_guard lock(mutex_);
+    in_hand_ = std::move(c);
+  }
+  wake_.notify_one();
+}
+
+void McapWriter::write_chunk(Cut& c) {
+  compress(options_.compression, c.records, compressed_, zstd_);
   ChunkIndex ci;
-  ci.start = chunk_start_;
-  ci.end = chunk_end_;
+  ci.start = c.start;
+  ci.end = c.end;
   ci.offset = offset_;
   ci.compressed = compressed_.size();
-  ci.uncompressed = records_.size();
+  ci.uncompressed = c.records.size();
   std::string g;
   g.reserve(compressed_.size() + 64);
   const std::string_view compression = compression_name(options_.compression);
   g.push_back(static_cast<char>(kChunk));
   put<std::uint64_t>(g, 8 + 8 + 8 + 4 + 4 + compression.size() + 8 + compressed_.size());
-  put<std::uint64_t>(g, chunk_start_);
-  put<std::uint64_t>(g, chunk_end_);
-  put<std::uint64_t>(g, records_.size());
-  put<std::uint32_t>(g, crc32(0, records_));
+  put<std::uint64_t>(g, c.start);
+  put<std::uint64_t>(g, c.end);
+  put<std::uint64_t>(g, c.records.size());
+  put<std::uint32_t>(g, crc32(0, c.records));
   put_string(g, compression);
   put<std::uint64_t>(g, compressed_.size());
   g.append(compressed_);
   ci.length = g.size();
   // One Message Index per channel in the chunk, in channel order.
-  std::sort(chunk_channels_.begin(), chunk_channels_.end());
-  for (std::uint16_t ch : chunk_channels_) {
-    auto& index = chunk_index_[ch - 1];
+  for (const auto& [ch, index] : c.indexes) {
     ci.message_index_offsets.emplace_back(ch, offset_ + g.size());
     g.push_back(static_cast<char>(kMessageIndex));
     put<std::uint64_t>(g, 2 + 4 + 16 * index.size());
@@ -219,20 +323,16 @@ void McapWriter::flush() {
       put<std::uint64_t>(g, t);
       put<std::uint64_t>(g, at);
     }
-    index.clear();
   }
   ci.message_index_length = g.size() - ci.length;
-  chunk_channels_.clear();
-  records_.clear();
   write_group(g, "a chunk");
-  written_messages_ += chunk_messages_;
+  written_messages_ += c.messages;
   written_until_ = std::max(written_until_, ci.end);
-  chunk_messages_ = 0;
   chunk_indexes_.push_back(std::move(ci));
 }
 
 void McapWriter::close() {
-  if (!failure_.empty()) throw Error(path_, failure_);
+  throw_if_failed();
   if (closed_) return;
   flush();
   data_end_ = offset_;

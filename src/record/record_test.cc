@@ -2,10 +2,13 @@
 // short, a corrupt one, a full disk, closing and continuing) and the recorder on a small world
 // (its /tf equal to the registry's poses, one message per change). The independent check against
 // @mcap/core is test/record/mcap_core_test.js.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -223,6 +226,54 @@ TEST(Mcap, AFullDiskIsAnErrorAtTheHeader) {
   EXPECT_THROW(McapWriter(fs::path("/nonexistent/dir/a.mcap"), {}), Error);
 }
 
+// Chunks are written on the writer's own thread: a write it fails (here a file-size limit, as a
+// nearly full disk does) is thrown by the caller's next call, the file cut back to its complete
+// chunks, and every later call throws the same; the destructor does not report it again.
+TEST(Mcap, AChunkWriteThatFailsIsThrownByTheNextCallAndTheFileKeepsItsChunks) {
+  Dir d;
+  const fs::path file = d.path / "limited.mcap";
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &before), 0);
+  auto* old_handler = signal(SIGXFSZ, SIG_IGN);
+  std::string first, again;
+  std::uint64_t written_ms = 0;
+  {
+    McapWriter w(file, McapOptions{Compression::kNone});
+    two_channels(w);
+    rlimit small = before;
+    small.rlim_cur = 100'000;  // bytes: a few 1 s chunks of the 1 kHz channel
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+    try {
+      for (std::uint64_t from = 0;; from += 1000) {
+        write_run(w, from, from + 1000);
+        written_ms = from + 1000;
+        ASSERT_LT(from, 100'000u) << "no write failed";
+      }
+    } catch (const Error& e) {
+      first = e.what();
+    }
+    try {
+      w.close();
+    } catch (const Error& e) {
+      again = e.what();
+    }
+    setrlimit(RLIMIT_FSIZE, &before);
+  }
+  signal(SIGXFSZ, old_handler);
+  EXPECT_THAT(first, HasSubstr("failed at a chunk: File too large; the file holds"));
+  EXPECT_EQ(again, first);
+  const Read r = read_all(file, /*allow_truncated=*/true);
+  EXPECT_FALSE(r.ended);
+  ASSERT_FALSE(r.messages.empty());
+  // Whole chunks of 1 s only: the last message read ends one, and the failure came after.
+  EXPECT_EQ((r.messages.back().log_time / kMs + 1) % 1000, 0u) << r.messages.back().log_time;
+  EXPECT_LT(r.messages.back().log_time, written_ms * kMs + 1000 * kMs);
+  EXPECT_THAT(first,
+              HasSubstr(fmt::format(
+                  "up to log time {} s",
+                  exact_seconds(Duration(static_cast<std::int64_t>(r.messages.back().log_time))))));
+}
+
 TEST(Mcap, WritingAfterCloseContinuesTheFile) {
   Dir d;
   const fs::path file = d.path / "a.mcap";
@@ -291,7 +342,7 @@ TEST(Recorder, RecordsEveryChangeWithSimTimeAndTheRegistrysPoses) {
   EXPECT_LE(tf.messages, 2500u);
   EXPECT_EQ(sum.start, 1 * kMs);
   EXPECT_EQ(sum.end, 2500 * kMs);
-  EXPECT_EQ(sum.chunks.size(), 3u);
+  EXPECT_EQ(sum.chunks.size(), 5u);  // of 0.5 s
   for (const auto& [topic, count] : report.topics) EXPECT_EQ(count, by_topic[topic].messages);
   std::map<std::string, std::string> schema_of;
   for (const auto& s : sum.schemas) schema_of[std::to_string(s.id)] = s.name;

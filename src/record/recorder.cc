@@ -25,8 +25,9 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   Recorder(sim::Runner& runner, RecordOptions options)
       : runner_(runner),
         options_(std::move(options)),
-        writer_(options_.path, McapOptions{options_.compression, std::chrono::seconds(1), 4 << 20,
-                                           "the recording (--record)", "kestrel"}) {}
+        // Chunks of under 0.5 s: a kill loses the open one and the one being written, < 1 s.
+        writer_(options_.path, McapOptions{options_.compression, std::chrono::milliseconds(500),
+                                           4 << 20, "the recording (--record)", "kestrel"}) {}
 
   ~Recorder() override {
     try {

@@ -6,16 +6,23 @@
 /// (Schemas, Channels, Statistics, Chunk Indexes, each group listed by a Summary Offset), Footer
 /// with the summary's CRC32, magic. src/record is the only door to zstd and lz4.
 ///
-/// Crash safety: a chunk and its message indexes reach the file in one write as soon as the
-/// chunk is cut, and a chunk never spans more than `chunk_span` of log time, so a process killed
-/// without warning leaves a file that streaming readers read up to its last complete chunk.
+/// Crash safety: a chunk and its message indexes reach the file in one write, and a chunk never
+/// spans more than `chunk_span` of log time, so a process killed without warning leaves a file
+/// that streaming readers read up to its last complete chunk. A cut chunk is compressed and
+/// written on the writer's own thread while the next one fills (at most one is in hand there:
+/// a cut waits for the one before), so a kill loses at most two chunks' spans.
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "kestrel/core/time.h"
@@ -40,7 +47,8 @@ struct McapOptions {
 /// Writes one MCAP file. Every write is checked: when the system refuses one (a full disk, a
 /// file-size limit) the file is cut back to its last complete chunk and Error says so (the
 /// file then has no summary; streaming readers read it up to there); every later call throws
-/// the same Error.
+/// the same Error — for a chunk written on the writer's thread, the next call after it failed.
+/// Not thread-safe: one thread calls it (its own thread only writes the chunks handed to it).
 class McapWriter {
  public:
   /// Creates or truncates `path` and writes the magic and the Header at once.
@@ -67,7 +75,8 @@ class McapWriter {
   /// chunk reached `chunk_bytes`.
   /// @pre `channel` was returned by add_channel. @throws Error when a write fails.
   void write(std::uint16_t channel, std::uint64_t log_time_ns, std::string_view data);
-  /// Writes the open chunk (if it holds messages) and its message indexes.
+  /// Writes the open chunk (if it holds messages) and its message indexes, and waits until
+  /// every cut chunk is in the file. @throws Error when a write failed.
   void flush();
   /// Writes the open chunk, Data End, the summary, the Footer and the magic: the file is
   /// complete. A write after close() continues the file from its Data End (the summary is
@@ -78,11 +87,12 @@ class McapWriter {
   /// True after close() until the next write.
   bool closed() const { return closed_; }
   std::uint64_t messages() const { return message_count_; }
-  std::uint64_t chunks() const { return chunk_indexes_.size(); }
+  /// Chunks in the file (after waiting for the one in hand).
+  std::uint64_t chunks();
   /// Messages per channel id (index 0 unused).
   const std::vector<std::uint64_t>& channel_messages() const { return channel_counts_; }
-  /// Bytes in the file.
-  std::uint64_t bytes() const { return offset_; }
+  /// Bytes in the file (after waiting for the chunk in hand).
+  std::uint64_t bytes();
 
  private:
   struct ChunkIndex {
@@ -90,15 +100,34 @@ class McapWriter {
     std::vector<std::pair<std::uint16_t, std::uint64_t>> message_index_offsets;
     std::uint64_t message_index_length = 0, compressed = 0, uncompressed = 0;
   };
+  // A cut chunk, handed to the writer's thread: its records, log-time span, message count and
+  // each of its channels' message index (log time, offset in the records), in channel order.
+  struct Cut {
+    std::string records;
+    std::uint64_t start = 0, end = 0, messages = 0;
+    std::vector<std::pair<std::uint16_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>>>
+        indexes;
+  };
   void write_group(const std::string& bytes, const char* what);
   void reopen();
+  void cut();                // hands the open chunk to the writer's thread
+  void wait();               // until the writer's thread holds no chunk; throws its failure
+  void write_chunk(Cut& c);  // on the writer's thread
+  void loop();               // the writer's thread
+  void idle();               // until the writer's thread holds no chunk
+  void throw_if_failed();    // the failure of a write, on either thread
+  void fail(const std::string& why);
 
   std::string path_;
   McapOptions options_;
   int fd_ = -1;
-  std::uint64_t offset_ = 0;    // bytes in the file
-  std::uint32_t data_crc_ = 0;  // CRC32 of the file so far (the data section while open)
-  std::string failure_;         // the first failed write, repeated by later calls
+  // Written by the writer's thread while it holds a chunk, else by the caller's: offset_,
+  // data_crc_, chunk_indexes_, written_*, compressed_, zstd_.
+  std::uint64_t offset_ = 0;         // bytes in the file
+  std::uint32_t data_crc_ = 0;       // CRC32 of the file so far (the data section while open)
+  std::string failure_;              // the first failed write, repeated by later calls (mutex_)
+  std::atomic<bool> failed_{false};  // failure_ is set
+  bool failure_seen_ = false;        // the caller was told (the destructor does not log it)
   bool closed_ = false;
   std::uint64_t data_end_ = 0;  // offset of Data End once closed
   std::uint32_t data_end_crc_ = 0;
@@ -113,6 +142,13 @@ class McapWriter {
   std::uint64_t message_count_ = 0, first_time_ = 0, last_time_ = 0;
   std::uint64_t chunk_messages_ = 0, written_messages_ = 0, written_until_ = 0;  // on disk
   void* zstd_ = nullptr;  // ZSTD_CCtx, reused
+  // The writer's thread and the chunk in its hands.
+  mutable std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::optional<Cut> in_hand_;
+  std::string spare_;  // a written chunk's records buffer, reused for the next one
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 /// What an MCAP file's summary section says (read by `kestrel log info`).
