@@ -209,7 +209,18 @@ std::size_t Runner::remove_systems_of(ecs::Entity root) {
   return n;
 }
 
+namespace {
+// The runner whose posted functions this thread is running (apply_control), and where what
+// they post goes: their own boundary's queue, not the next one's.
+thread_local const Runner* t_applying = nullptr;
+thread_local std::deque<std::function<void(Runner&)>>* t_nested = nullptr;
+}  // namespace
+
 void Runner::post(std::function<void(Runner&)> fn) {
+  if (t_applying == this) {
+    t_nested->push_back(std::move(fn));
+    return;
+  }
   std::lock_guard lock(control_mutex_);
   control_.push_back(std::move(fn));
 }
@@ -279,16 +290,28 @@ void Runner::end_step() {
   registry_.mark_changed<components::WorldSeed>(world_);
 }
 
-// Until none is left: what a posted function posts applies at this same boundary, so a request
-// made of several changes (reset, then pause) never has a step between them.
+// What was posted before this boundary, then what those functions post (at this same boundary,
+// so a request made of several changes — a reset, then a pause — never has a step between
+// them). What other threads post meanwhile waits for the next boundary: a client that keeps
+// posting cannot hold the world at one boundary.
 void Runner::apply_control() {
   std::unique_lock lock(control_mutex_);
-  while (!control_.empty()) {  // the usual step: no deque built (it allocates even when empty)
-    std::deque<std::function<void(Runner&)>> pending;
-    pending.swap(control_);
-    lock.unlock();
-    for (auto& fn : pending) fn(*this);
-    lock.lock();
+  if (control_.empty()) return;  // the usual step: no deque built (it allocates even when empty)
+  std::deque<std::function<void(Runner&)>> pending, nested;
+  pending.swap(control_);
+  lock.unlock();
+  struct Applying {  // restores the thread's state however a function leaves
+    const Runner* runner;
+    std::deque<std::function<void(Runner&)>>* queue;
+    ~Applying() { t_applying = runner, t_nested = queue; }
+  } restore{t_applying, t_nested};
+  t_applying = this;
+  t_nested = &nested;
+  for (auto& fn : pending) fn(*this);
+  while (!nested.empty()) {
+    auto fn = std::move(nested.front());
+    nested.pop_front();
+    fn(*this);
   }
 }
 

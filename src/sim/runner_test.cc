@@ -206,6 +206,28 @@ TEST(Runner, WhatAPostedFunctionPostsAppliesAtTheSameBoundary) {
   EXPECT_EQ(r.info().iterations, 0u);
 }
 
+// What other threads post while a boundary's functions run waits for the next boundary, after
+// a step: a client that keeps posting cannot hold the world at one boundary.
+TEST(Runner, WhatOtherThreadsPostMeanwhileWaitsForTheNextBoundary) {
+  Runner r(fast());
+  r.configure();
+  bool ran = false;
+  std::uint64_t at = 99;
+  r.post([&](Runner& run) {
+    std::thread([&] {
+      run.post([&](Runner& rr) {
+        ran = true;
+        at = rr.info().iterations;
+      });
+    }).join();
+  });
+  EXPECT_TRUE(r.step_once());
+  EXPECT_FALSE(ran);
+  r.step_once();
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(at, 1u);
+}
+
 TEST(Runner, StepDoneEventAndStop) {
   Runner r(fast());
   r.configure();
