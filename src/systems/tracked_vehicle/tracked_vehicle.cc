@@ -121,16 +121,32 @@ class TrackedVehicle final : public System,
     const Duration now = info.sim_time + info.dt;
     const auto& in = r.get<c::TopicInputs>(model_);
     bool fresh = false;
+    // A message the tracks cannot take (Gazebo would divide by a zero efficiency or pass a NaN
+    // on) is refused, loudly, and the last good one stands.
     if (const auto& t = in.twist[cmd_]; t.count != cmd_seen_) {
       cmd_seen_ = t.count;
-      target_lin_ = t.linear.X();
-      target_ang_ = t.angular.Z();
-      fresh = true;
+      if (std::isfinite(t.linear.X()) && std::isfinite(t.angular.Z())) {
+        target_lin_ = t.linear.X();
+        target_ang_ = t.angular.Z();
+        fresh = true;
+      } else {
+        spdlog::error(
+            "TrackedVehicle of '{}': refused a twist on '{}' with linear.x {} and angular.z {} "
+            "(not finite); the tracks keep {} m/s, {} rad/s",
+            r.scoped_name(model_), t.topic, t.linear.X(), t.angular.Z(), target_lin_, target_ang_);
+      }
     }
     if (const auto& e = in.real[efficiency_in_]; e.count != efficiency_seen_) {
       efficiency_seen_ = e.count;
-      efficiency_ = e.value;
-      fresh = true;
+      if (std::isfinite(e.value) && e.value > 0) {
+        efficiency_ = e.value;
+        fresh = true;
+      } else {
+        spdlog::error(
+            "TrackedVehicle of '{}': refused steering efficiency {} on '{}' (expected a "
+            "positive number); it stays {}",
+            r.scoped_name(model_), e.value, e.topic, efficiency_);
+      }
     }
     // UpdateVelocity
     double lin = target_lin_, ang = target_ang_;

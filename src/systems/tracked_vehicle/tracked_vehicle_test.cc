@@ -125,6 +125,37 @@ TEST(TrackedVehicle, TurnsAboutItsCentreOfRotation) {
   EXPECT_NEAR(X.Rot().Yaw() - yaw0, 0.5 * 2, 0.1);
 }
 
+// The steering efficiency from its topic scales the speed difference; a message the tracks
+// cannot take (efficiency 0, a NaN twist) is refused and the last good command stands.
+TEST(TrackedVehicle, SteeringEfficiencyFromItsTopicAndBadMessagesRefused) {
+  LoadedWorld w(crawler(""));
+  w.step(250);
+  auto efficiency = [&](double value) {
+    auto& in = w.r().get<c::TopicInputs>(w.find("w::crawler")).real;
+    for (auto& e : in) {
+      if (e.topic != "/model/crawler/steering_efficiency") continue;
+      e.value = value;
+      ++e.count;
+      return;
+    }
+    ADD_FAILURE() << "no input on /model/crawler/steering_efficiency";
+  };
+  command(w, 0, 0.4);
+  efficiency(1.0);
+  w.step(2);
+  EXPECT_NEAR(track(w, "left").velocity, -0.4 * 0.5 / 2, 1e-12);
+  EXPECT_NEAR(track(w, "right").velocity, 0.4 * 0.5 / 2, 1e-12);
+  efficiency(0.0);
+  w.step(2);
+  EXPECT_NEAR(track(w, "left").velocity, -0.4 * 0.5 / 2, 1e-12) << "efficiency 0 was taken";
+  command(w, std::nan(""), 0.4);
+  w.step(2);
+  EXPECT_NEAR(track(w, "right").velocity, 0.4 * 0.5 / 2, 1e-12) << "a NaN twist was taken";
+  command(w, 0, 0.8);
+  w.step(2);
+  EXPECT_NEAR(track(w, "right").velocity, 0.8 * 0.5 / 2, 1e-12) << "efficiency 1 still";
+}
+
 TEST(TrackedVehicle, TracksWithoutTrackControllersAreAnError) {
   LoadedWorld w(crawler("", /*controllers=*/false));
   try {
