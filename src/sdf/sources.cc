@@ -1,5 +1,6 @@
 #include "sources.h"
 
+#include <spdlog/spdlog.h>
 #include <tinyxml2.h>
 
 #include <algorithm>
@@ -154,14 +155,19 @@ std::shared_ptr<const Element> Sources::find(const std::string& file, int line,
   }
   if (named.empty()) return b->second;
   if (named.size() > 1 && xml) {
+    std::string why = "none has the content libsdformat holds";
     try {
       const auto held = Element::parse(xml());
       for (const auto& n : named) {
         if (same_content(*n, *held)) return n;
       }
-    } catch (const Error&) {
-      // libsdformat's text did not parse: the first, as without it
+    } catch (const Error& e) {
+      why = std::string("libsdformat's text of it does not parse: ") + e.what();
     }
+    spdlog::warn(
+        "{}:{}: {} <{}> elements named '{}' on this line and {}: the first one's text is used "
+        "for each (put them on lines of their own)",
+        display(file), line, named.size(), name, name_attr, why);
   }
   return named.front();
 }
