@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kestrel/components/camera.h"
+#include "kestrel/components/fluid.h"
 #include "kestrel/components/joint_mimic.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics_islands.h"
@@ -625,8 +626,9 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
                 "make the model <static>)");
     return;
   }
-  unsupported_children(in, {"mass", "pose", "inertia"}, e);
+  unsupported_children(in, {"mass", "pose", "inertia", "fluid_added_mass"}, e);
   const Loc il{where.file, in->line()};
+  if (const Element* fa = in->child("fluid_added_mass")) fluid_added_mass(*fa, l, e, where);
   try {
     const double mass = in->get_or<double>("mass", 1.0);
     if (!in->has("mass")) {
@@ -697,6 +699,41 @@ void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Enti
   } catch (const Error& err) {
     error(il, e, bare(err));
   }
+}
+
+// SDF 1.10's <fluid_added_mass> (newer than libsdformat 12, read from the original text): the
+// upper triangle of the 6×6 matrix, each entry 0 when absent, as the specification says.
+void Walker::fluid_added_mass(const Element& fa, const ::sdf::Link& l, ecs::Entity e,
+                              const Loc& where) {
+  static constexpr std::string_view kAxes = "xyzpqr";
+  std::vector<std::string> names;
+  for (int i = 0; i < 6; ++i) {
+    for (int j = i; j < 6; ++j) names.push_back({kAxes[i], kAxes[j]});
+  }
+  for (const auto& child : fa.children()) {
+    if (std::find(names.begin(), names.end(), child->name()) == names.end()) {
+      error(Loc{where.file, child->line()}, e,
+            "<fluid_added_mass> of link '" + l.Name() + "' has no entry <" + child->name() +
+                ">; expected the upper triangle xx, xy, xz, xp, xq, xr, yy, ..., rr");
+    }
+  }
+  c::FluidAddedMass added;
+  std::size_t k = 0;
+  for (int i = 0; i < 6; ++i) {
+    for (int j = i; j < 6; ++j, ++k) {
+      const Element* entry = fa.child(names[k]);
+      if (!entry) continue;
+      double v = 0;
+      try {
+        v = entry->value<double>();  // a finite number, or an Error saying what was found
+      } catch (const Error& err) {
+        error(Loc{where.file, entry->line()}, e, bare(err));
+        return;
+      }
+      added.m[6 * i + j] = added.m[6 * j + i] = v;
+    }
+  }
+  reg_.add<c::FluidAddedMass>(e, added);
 }
 
 void Walker::joint(const ::sdf::Joint& j, ecs::Entity model, const Pose3d& X_WM) {

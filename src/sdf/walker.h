@@ -61,6 +61,7 @@ class Walker {
   void resolve_shape_file(components::Geometry& g, const ::sdf::ElementPtr& el, ecs::Entity e,
                           bool collision);
   void check_inertial(const Element* link, const ::sdf::Link& l, ecs::Entity e, bool is_static);
+  void fluid_added_mass(const Element& fa, const ::sdf::Link& l, ecs::Entity e, const Loc& where);
   /// Reports every child of `el` whose name is not in `handled`: nothing is dropped silently.
   void unsupported_children(const Element* el, std::initializer_list<std::string_view> handled,
                             ecs::Entity e);

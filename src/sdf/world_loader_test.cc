@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kestrel/components/fluid.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics_islands.h"
 #include "kestrel/components/world.h"
@@ -269,6 +270,41 @@ TEST(WorldLoader, ZeroJointAxisIsAnErrorAtItsLine) {
   EXPECT_EQ(l->d.findings.count(Severity::kError), 1u) << m;
   EXPECT_THAT(m, HasSubstr(":5: [w::m::j] joint 'j': <axis><xyz> is 0 0 0; expected a non-zero "
                            "direction"));
+}
+
+// SDF 1.10's <fluid_added_mass> (newer than libsdformat 12) is read from the original text:
+// the upper triangle mirrored, absent entries 0, no "unknown element" warning; an entry that is
+// not one of the 21 or not a number is an error at its line.
+TEST(WorldLoader, FluidAddedMassIsReadAndBadEntriesAreErrorsAtTheirLine) {
+  auto l = load(world(R"(<model name='m'><link name='hull'><inertial><mass>1</mass>
+      <inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia>
+      <fluid_added_mass><xx>0.5</xx><yy>2</yy><yr>0.25</yr><zq>-0.25</zq><qq>3</qq>
+      </fluid_added_mass></inertial></link></model>)"));
+  EXPECT_EQ(messages(l->d), "");
+  const auto hull = l->reg.find_scoped("w::m::hull");
+  ASSERT_TRUE(l->reg.has<c::FluidAddedMass>(hull));
+  const auto& a = l->reg.get<c::FluidAddedMass>(hull);
+  EXPECT_EQ(a(0, 0), 0.5);
+  EXPECT_EQ(a(1, 1), 2);
+  EXPECT_EQ(a(1, 5), 0.25);
+  EXPECT_EQ(a(5, 1), 0.25);
+  EXPECT_EQ(a(2, 4), -0.25);
+  EXPECT_EQ(a(4, 2), -0.25);
+  EXPECT_EQ(a(4, 4), 3);
+  EXPECT_EQ(a(3, 3), 0);
+  EXPECT_EQ(a(0, 5), 0);
+
+  auto bad = load(world(R"(<model name='m'><link name='hull'><inertial><mass>1</mass>
+      <inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia>
+      <fluid_added_mass>
+        <yx>1</yx>
+        <zz>nan</zz>
+      </fluid_added_mass></inertial></link></model>)"));
+  const std::string m = messages(bad->d);
+  EXPECT_THAT(m, HasSubstr("test.sdf:4: [w::m::hull] <fluid_added_mass> of link 'hull' has no "
+                           "entry <yx>"));
+  EXPECT_THAT(m, HasSubstr("test.sdf:5: [w::m::hull] <zz> expected a finite number, found "
+                           "'nan'"));
 }
 
 TEST(WorldLoader, UnsupportedAndPlaceholdersAndDuplicates) {

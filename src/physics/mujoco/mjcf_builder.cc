@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "kestrel/components/detachable_joint.h"
+#include "kestrel/components/fluid.h"
 #include "kestrel/components/joint_mimic.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/world.h"
@@ -367,6 +368,12 @@ class Builder {
       auto* fj = body->InsertNewChildElement("freejoint");
       out_.dofs += 6;
       fj->SetAttribute("name", rec.free_joint.c_str());
+    }
+    if (li.dynamic && rec.free_joint.empty() && r_.has<c::FluidAddedMass>(li.link)) {
+      issue(Severity::kError, li.link,
+            "<fluid_added_mass> is supported on a link that moves freely (no joint to a parent "
+            "link), not on one attached by a joint: the MuJoCo backend adds it to a free body's "
+            "six degrees of freedom only");
     }
     if (li.dynamic) emit_inertial(body, li.link, own_dofs, rec);
     if (li.joint != ecs::kNullEntity) emit_joint(body, li);

@@ -30,6 +30,7 @@
 #include <unordered_set>
 
 #include "kestrel/components/detachable_joint.h"
+#include "kestrel/components/fluid.h"
 #include "kestrel/components/model.h"
 #include "kestrel/components/physics.h"
 #include "kestrel/components/track.h"
@@ -90,6 +91,11 @@ void phase_acceleration(const mjModel* m, mjData* d) {
   phase_smooth(m, d);
   mj_fwdConstraint(m, d);
   phase_acceleration_end(m, d);
+}
+// the inertia factor and the constraints' projection again, after the mass matrix changed
+void phase_refactor(const mjModel* m, mjData* d) {
+  mj_factorM(m, d);
+  mj_projectConstraint(m, d);
 }
 // integrate to t + dt, then kinematics, collision and velocities at t + dt
 void phase_integrate(const mjModel* m, mjData* d) {
@@ -216,6 +222,8 @@ struct Mapping {
   std::vector<double> prev_vel;                       // 6 per body: world linear, world angular
   std::vector<int> no_gravity;                        // indices into bodies: moving, gravity off
   std::vector<int> geom_member;  // by geom id: index of its island member, -1 static or none
+  // Free root bodies with a FluidAddedMass: index into bodies and the matrix (link frame).
+  std::vector<std::pair<int, std::array<double, 36>>> added_mass;
 };
 
 // Where read_state / read_joint_forces write, per entry of Mapping's vectors (nullptr: the
@@ -461,6 +469,7 @@ class MujocoEngine final : public IslandEngine {
     if (velocity_pending_ || changed != 0) guarded(r, m, d, "a step", phase_velocity);
     if (!servos_.empty()) servo_reference(d);
     if (r.count<c::TrackSurface>() != 0) track_reference(r, m, d);
+    if (!map_.added_mass.empty()) add_fluid_mass(r, m, d);
     // acceleration and constraint forces at time t
     if (servos_.empty()) {
       guarded(r, m, d, "a step", phase_acceleration);
@@ -802,6 +811,9 @@ class MujocoEngine final : public IslandEngine {
       }
       b.parent_model = mp.model_of[r.parent(br.link)];
       mp.reference[br.link] = br.X_WL;
+      if (const auto* fa = r.try_get<c::FluidAddedMass>(br.link); fa && b.dynamic && b.dadr >= 0) {
+        mp.added_mass.emplace_back(static_cast<int>(mp.bodies.size()), fa->m);
+      }
       mp.body_of.set(br.link, static_cast<int>(mp.bodies.size()));
       mp.bodies.push_back(b);
     }
@@ -1113,6 +1125,63 @@ class MujocoEngine final : public IslandEngine {
       if (k < 0) continue;
       d->efc_aref[i] = -d->efc_KBIP[4 * i + 1] * (d->efc_vel[i] - servos_[k].velocity);
     }
+  }
+
+  // Fluid added mass (components/fluid.h) as gz-sim's DART adds it to a link's spatial
+  // inertia: for a free root body, V = (v, ω) its velocity in the link frame (v = Rᵀ·q̇[0:3] at
+  // the link origin, ω = q̇[3:6]), the equations gain M_A·V̇ + V ×* (M_A·V) with the body-frame
+  // derivative V̇ = T·q̈ + (−ω × v, 0), T = diag(Rᵀ, I). So M += Tᵀ·M_A·T and the bias force
+  // += Tᵀ·(M_A·(−ω × v, 0) + (ω × h_v, ω × h_ω + v × h_v)), h = M_A·V; gravity still pulls the
+  // link's own mass only (DART applies it as m·g there). Then the factor of M and the
+  // constraints' projection are redone. Called after the velocity pass, before the
+  // acceleration.
+  void add_fluid_mass(const ecs::Registry& r, const mjModel* m, mjData* d) const {
+    for (const auto& [bi, A] : map_.added_mass) {
+      const Body& b = map_.bodies[static_cast<std::size_t>(bi)];
+      const mjtNum* R = d->xmat + 9 * b.id;  // row-major, link axes → world
+      const mjtNum* qv = d->qvel + b.dadr;
+      double T[6][6] = {};  // V = T·q̇
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) T[i][j] = R[3 * j + i];
+        T[3 + i][3 + i] = 1;
+      }
+      double V[6] = {}, K[6][6] = {}, AT[6][6] = {};
+      for (int i = 0; i < 6; ++i) {
+        for (int j = 0; j < 6; ++j) V[i] += T[i][j] * qv[j];
+      }
+      for (int i = 0; i < 6; ++i) {
+        for (int j = 0; j < 6; ++j) {
+          for (int k = 0; k < 6; ++k) AT[i][j] += A[6 * i + k] * T[k][j];
+        }
+      }
+      for (int i = 0; i < 6; ++i) {
+        for (int j = 0; j < 6; ++j) {
+          for (int k = 0; k < 6; ++k) K[i][j] += T[k][i] * AT[k][j];
+        }
+      }
+      // Lower triangle of the free joint's 6×6 block: row a holds M(a, a), M(a, a−1), ...
+      for (int a = 0; a < 6; ++a) {
+        const int adr = m->dof_Madr[b.dadr + a];
+        for (int c = a; c >= 0; --c) d->qM[adr + (a - c)] += K[a][c];
+      }
+      const Vector3d v(V[0], V[1], V[2]), w(V[3], V[4], V[5]);
+      const Vector3d jdot = -w.Cross(v);  // body-frame derivative of v at q̈ = 0
+      double h[6] = {}, Aj[6] = {};
+      for (int i = 0; i < 6; ++i) {
+        for (int k = 0; k < 6; ++k) h[i] += A[6 * i + k] * V[k];
+        for (int k = 0; k < 3; ++k) Aj[i] += A[6 * i + k] * jdot[k];
+      }
+      const Vector3d hv(h[0], h[1], h[2]), hw(h[3], h[4], h[5]);
+      const Vector3d fl = w.Cross(hv) + Vector3d(Aj[0], Aj[1], Aj[2]);
+      const Vector3d fa = w.Cross(hw) + v.Cross(hv) + Vector3d(Aj[3], Aj[4], Aj[5]);
+      double bias[6] = {fl.X(), fl.Y(), fl.Z(), fa.X(), fa.Y(), fa.Z()};
+      for (int j = 0; j < 6; ++j) {
+        double g = 0;
+        for (int i = 0; i < 6; ++i) g += T[i][j] * bias[i];
+        d->qfrc_bias[b.dadr + j] += g;
+      }
+    }
+    guarded(r, m, d, "a step (the fluid added mass)", phase_refactor);
   }
 
   // The contacts of a track's collisions (a TrackSurface on their link, written by
