@@ -34,6 +34,7 @@
 #include "systems/parachute/parachute.h"
 #include "systems/pose_publisher/pose_publisher.h"
 #include "systems/px4_airspeed/px4_airspeed.h"
+#include "systems/spacecraft_thruster_model/spacecraft_thruster_model.h"
 #include "systems/thruster/thruster.h"
 #include "systems/touch_plugin/touch_plugin.h"
 #include "systems/track_controller/track_controller.h"
@@ -105,6 +106,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"Px4AirSpeed", &systems::make_px4_airspeed, false, ""},
       {"MovingPlatformController", &systems::make_moving_platform_controller, false, ""},
       {"BuoyancyEngine", &systems::make_buoyancy_engine, false, ""},
+      {"SpacecraftThrusterModel", &systems::make_spacecraft_thruster_model, false, ""},
       {"FixedWingControl", &systems::make_fixed_wing_control, false, ""},
       {"FixedWingMission", &systems::make_fixed_wing_mission, false, ""},
       {"LogRecord", &record::make_log_record_system, false, ""},
