@@ -25,6 +25,7 @@
 #include "systems/joint_trajectory_controller/joint_trajectory_controller.h"
 #include "systems/kinetic_energy_monitor/kinetic_energy_monitor.h"
 #include "systems/lift_drag/lift_drag.h"
+#include "systems/lighter_than_air_dynamics/lighter_than_air_dynamics.h"
 #include "systems/mecanum_drive/mecanum_drive.h"
 #include "systems/motor_failure/motor_failure.h"
 #include "systems/moving_platform_controller/moving_platform_controller.h"
@@ -107,6 +108,7 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"MovingPlatformController", &systems::make_moving_platform_controller, false, ""},
       {"BuoyancyEngine", &systems::make_buoyancy_engine, false, ""},
       {"SpacecraftThrusterModel", &systems::make_spacecraft_thruster_model, false, ""},
+      {"LighterThanAirDynamics", &systems::make_lighter_than_air_dynamics, false, ""},
       {"FixedWingControl", &systems::make_fixed_wing_control, false, ""},
       {"FixedWingMission", &systems::make_fixed_wing_mission, false, ""},
       {"LogRecord", &record::make_log_record_system, false, ""},
