@@ -26,7 +26,7 @@ using testing::LoadedWorld;
 constexpr double kRho = 1.2754, kFi = -0.06425096870274437, kFv = 0.07237374316691345,
                  kMi = 0.08506449448628849, kMv = -0.0941254292661463, kCa = 0.1, kEps = 2.4389047;
 
-// gz-sim's test/worlds/lighter_than_air_dynamics.sdf, with its numbers: "hull" with the system
+// gz-sim's lighter-than-air test world, with its numbers: "hull" with the system
 // and the fluid added mass of a 3 m × 0.75 m ellipsoid-like hull, "hull2" without either.
 std::string hull_link(const std::string& name, bool added) {
   return R"(<link name=")" + name + R"("><inertial><mass>5.815677050417254</mass>
