@@ -85,7 +85,13 @@ class SpacecraftThrusterModel final : public System,
       seen_ = in.count;
       const auto& values = px4_ ? in.velocity : in.normalized;
       has_command_ = static_cast<std::size_t>(actuator_) < values.size();
-      if (has_command_) {
+      if (has_command_ && !std::isfinite(values[actuator_])) {
+        has_command_ = false;
+        spdlog::error(
+            "{}: SpacecraftThrusterModel of '{}': a command on {} for actuator {} is {}, not a "
+            "finite number; the thruster is off until a finite one arrives",
+            where_, r.scoped_name(model_), topic_, actuator_, values[actuator_]);
+      } else if (has_command_) {
         command_ = px4_ ? values[actuator_] / max_duty_cycle_ : values[actuator_];
       } else {
         spdlog::error(

@@ -2,8 +2,8 @@
 // max_thrust along its link's +z for the commanded share of the period and nothing after, at the
 // link's centre of mass; a free spacecraft in zero gravity gains exactly the impulse of the
 // steps the valve was open (F·dt each) and on average the commanded share of the thrust; PX4's
-// build reads velocity / max_duty_cycle; a command too short for the actuator and a reset leave
-// the thruster off; bad parameters are refused.
+// build reads velocity / max_duty_cycle; a command too short for the actuator or not finite, and
+// a reset, leave the thruster off; bad parameters are refused.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -156,7 +156,7 @@ TEST(SpacecraftThrusterModel, PX4sBuildReadsTheVelocityArrayOverTheMaximumDutyCy
   for (double f : none.force) EXPECT_EQ(f, 0);
 }
 
-TEST(SpacecraftThrusterModel, ACommandTooShortAndAResetLeaveItOff) {
+TEST(SpacecraftThrusterModel, ACommandTooShortOrNotFiniteAndAResetLeaveItOff) {
   testing::WrenchProbe p(craft_world(kGz, kParams), "w::dart::thruster_0");
   {
     testing::CapturedLog log;
@@ -170,6 +170,17 @@ TEST(SpacecraftThrusterModel, ACommandTooShortAndAResetLeaveItOff) {
   send(p.w, {0.0, 1.5});
   Record rec;
   run(p, 300, rec);
+  EXPECT_EQ(rec.force.back(), kThrust);
+  {
+    testing::CapturedLog log;
+    send(p.w, {0.0, std::nan("")});  // refused, loudly: off, not the last command
+    Record nan;
+    run(p, 300, nan);
+    for (double f : nan.force) EXPECT_EQ(f, 0);
+    EXPECT_THAT(log.text(), ::testing::HasSubstr("for actuator 1 is nan, not a finite number"));
+  }
+  send(p.w, {0.0, 1.5});
+  run(p, 10, rec);
   EXPECT_EQ(rec.force.back(), kThrust);
   // Gazebo reloads the system on reset: the command is forgotten, the cycle starts again.
   p.w.runner->reset_now();
