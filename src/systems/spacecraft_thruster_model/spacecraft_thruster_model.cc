@@ -28,8 +28,8 @@ namespace {
 namespace c = kestrel::components;
 using ignition::math::Vector3d;
 
-// Gazebo's and PX4's initial state of the cycle [s] (the plugin's member initialisers).
-constexpr double kInitialSimTime = 0.01, kInitialSamplingTime = 0.01;
+// Gazebo's and PX4's initial time into the cycle [s] (the plugin's member initialiser).
+constexpr double kInitialSamplingTime = 0.01;
 
 class SpacecraftThrusterModel final : public System,
                                       public ISystemConfigure,
@@ -102,13 +102,13 @@ class SpacecraftThrusterModel final : public System,
       }
     }
     if (info.paused) return;
-    // Gazebo's simTime: the end of the step being run, in seconds.
-    sim_time_ = std::chrono::duration<double>(info.sim_time + info.dt).count();
     if (!has_command_) return;
+    // Gazebo's simTime: the end of the step being run, in seconds.
+    const double now = std::chrono::duration<double>(info.sim_time + info.dt).count();
     const double period = 1.0 / frequency_;
     const double target = command_ * period;
-    if (sampling_time_ >= period) cycle_start_ = sim_time_;
-    sampling_time_ = sim_time_ - cycle_start_;
+    if (sampling_time_ >= period) cycle_start_ = now;
+    sampling_time_ = now - cycle_start_;
     double force = sampling_time_ <= target ? max_thrust_ : 0.0;
     if (target < 1e-9) force = 0.0;
     if (force == 0.0) return;
@@ -122,7 +122,6 @@ class SpacecraftThrusterModel final : public System,
   // Gazebo reloads a system without Reset from its SDF: the cycle starts again and the last
   // command is forgotten (its new subscription has received nothing).
   void reset(const UpdateInfo&, ecs::Registry& r) override {
-    sim_time_ = kInitialSimTime;
     sampling_time_ = kInitialSamplingTime;
     cycle_start_ = 0;
     has_command_ = false;
@@ -141,7 +140,7 @@ class SpacecraftThrusterModel final : public System,
   std::uint64_t seen_ = 0;
   bool has_command_ = false;
   double command_ = 0;
-  double sim_time_ = kInitialSimTime, sampling_time_ = kInitialSamplingTime, cycle_start_ = 0;
+  double sampling_time_ = kInitialSamplingTime, cycle_start_ = 0;
 };
 
 }  // namespace
