@@ -147,35 +147,60 @@ std::uint8_t to_byte(float v) {
   return static_cast<std::uint8_t>(std::clamp(v, 0.f, 1.f) * 255.f + 0.5f);
 }
 
-// Lambert shading of a hit at p with normal n.
-void shade(const Scene& s, const std::vector<ShadeLight>& lights, const float amb[3], const Hit& h,
-           const float p[3], std::uint8_t* rgb) {
-  const SceneObject& o = s.objects()[h.object];
-  float c[3] = {amb[0] * o.ambient[0], amb[1] * o.ambient[1], amb[2] * o.ambient[2]};
+// Lambert shading of one packet's hits, lane by lane in light-major loops the compiler can
+// vectorise: lane k is lit by each light in the scene's order, so its sum is the one a
+// per-pixel loop would form. Lanes that see nothing have a zero normal and colour.
+struct alignas(64) ShadePacket {
+  float x[16], y[16], z[16];     // hit point, world
+  float nx[16], ny[16], nz[16];  // unit normal facing the camera
+  float dr[16], dg[16], db[16];  // material diffuse
+  float cr[16], cg[16], cb[16];  // colour so far (ambient term first)
+};
+
+void shade(const std::vector<ShadeLight>& lights, ShadePacket& s) {
+  alignas(64) float w[16], ndl[16], cos_a[16];
   for (const auto& l : lights) {
-    float L[3], w = 1;
     if (l.type == 0) {
-      L[0] = -l.dir[0], L[1] = -l.dir[1], L[2] = -l.dir[2];
+      const float Lx = -l.dir[0], Ly = -l.dir[1], Lz = -l.dir[2];
+      for (int k = 0; k < 16; ++k) {
+        const float d = s.nx[k] * Lx + s.ny[k] * Ly + s.nz[k] * Lz;
+        w[k] = d > 0 ? d : 0.f;
+      }
     } else {
-      L[0] = l.p[0] - p[0], L[1] = l.p[1] - p[1], L[2] = l.p[2] - p[2];
-      const float dist = std::sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2]);
-      if (dist > l.range || dist <= 0) continue;
-      L[0] /= dist, L[1] /= dist, L[2] /= dist;
-      const float att = l.c + l.l * dist + l.q * dist * dist;
-      w = att > 0 ? 1 / att : 1;
+      for (int k = 0; k < 16; ++k) {
+        const float Lx = l.p[0] - s.x[k], Ly = l.p[1] - s.y[k], Lz = l.p[2] - s.z[k];
+        const float dist = std::sqrt(Lx * Lx + Ly * Ly + Lz * Lz);
+        const bool reached = (dist <= l.range) & (dist > 0);
+        const float dn = reached ? dist : 1.f;
+        const float ux = Lx / dn, uy = Ly / dn, uz = Lz / dn;
+        const float att = l.c + l.l * dist + l.q * dist * dist;
+        const float wa = att > 0 ? 1 / (att > 0 ? att : 1.f) : 1.f;
+        ndl[k] = s.nx[k] * ux + s.ny[k] * uy + s.nz[k] * uz;
+        cos_a[k] = -(ux * l.dir[0] + uy * l.dir[1] + uz * l.dir[2]);  // off a spot's axis
+        w[k] = reached ? wa : 0.f;
+      }
       if (l.type == 2) {
-        const float cos_a = -(L[0] * l.dir[0] + L[1] * l.dir[1] + L[2] * l.dir[2]);
-        if (cos_a < l.cos_outer) continue;
-        if (cos_a < l.cos_inner && l.cos_inner > l.cos_outer) {
-          w *= std::pow((cos_a - l.cos_outer) / (l.cos_inner - l.cos_outer), l.falloff);
+        const bool soft = l.cos_inner > l.cos_outer;
+        for (int k = 0; k < 16; ++k) {
+          if (w[k] == 0) continue;
+          if (cos_a[k] < l.cos_outer) {
+            w[k] = 0;
+          } else if (cos_a[k] < l.cos_inner && soft) {
+            w[k] *= std::pow((cos_a[k] - l.cos_outer) / (l.cos_inner - l.cos_outer), l.falloff);
+          }
         }
       }
+      for (int k = 0; k < 16; ++k) {
+        const float lit = w[k] * ndl[k];
+        w[k] = ndl[k] > 0 ? lit : 0.f;
+      }
     }
-    const float ndl = h.nx * L[0] + h.ny * L[1] + h.nz * L[2];
-    if (ndl <= 0) continue;
-    for (int k = 0; k < 3; ++k) c[k] += w * ndl * l.col[k] * o.diffuse[k];
+    for (int k = 0; k < 16; ++k) {
+      s.cr[k] += w[k] * l.col[0] * s.dr[k];
+      s.cg[k] += w[k] * l.col[1] * s.dg[k];
+      s.cb[k] += w[k] * l.col[2] * s.db[k];
+    }
   }
-  rgb[0] = to_byte(c[0]), rgb[1] = to_byte(c[1]), rgb[2] = to_byte(c[2]);
 }
 
 }  // namespace
@@ -201,70 +226,92 @@ void render_camera(const Scene& scene, const CameraModel& m, const std::vector<f
   const float near = static_cast<float>(m.near), far = static_cast<float>(m.far);
   const std::uint32_t W = m.width, H = m.height;
   const std::size_t bands = (H + 3) / 4;
+  const auto& objects = scene.objects();
   workers.run(bands, [&](std::size_t band) {
     alignas(64) RTCRayHit16 rh;
     alignas(64) int valid[16];
+    alignas(64) ShadePacket sp;
     Hit hits[16];
     std::uint32_t pix[16];
+    const std::uint32_t j0 = static_cast<std::uint32_t>(band * 4);
+    for (int k = 0; k < 16; ++k) {  // what Embree leaves as it is
+      rh.ray.org_x[k] = o[0], rh.ray.org_y[k] = o[1], rh.ray.org_z[k] = o[2];
+      rh.ray.mask[k] = 0xffffffffu, rh.ray.flags[k] = 0, rh.ray.time[k] = 0;
+      rh.ray.id[k] = static_cast<unsigned>(k);
+    }
     for (std::uint32_t i0 = 0; i0 < W; i0 += 4) {
-      int n = 0;
-      for (std::uint32_t dj = 0; dj < 4; ++dj) {
-        for (std::uint32_t di = 0; di < 4; ++di) {
-          const std::uint32_t i = i0 + di, j = static_cast<std::uint32_t>(band * 4 + dj);
-          const int k = static_cast<int>(dj * 4 + di);
-          if (i >= W || j >= H) {
-            valid[k] = 0;
-            rh.ray.org_x[k] = o[0], rh.ray.org_y[k] = o[1], rh.ray.org_z[k] = o[2];
-            rh.ray.dir_x[k] = 1, rh.ray.dir_y[k] = 0, rh.ray.dir_z[k] = 0;
-            rh.ray.tnear[k] = 0, rh.ray.tfar[k] = 0;
-            rh.ray.mask[k] = 0, rh.ray.flags[k] = 0, rh.ray.time[k] = 0, rh.ray.id[k] = 0;
-            pix[k] = 0xffffffffu;
-            continue;
-          }
-          ++n;
-          const std::uint32_t p = j * W + i;
-          pix[k] = p;
-          const float* dc = &rays[3ull * p];
-          const float dx = Rf[0] * dc[0] + Rf[1] * dc[1] + Rf[2] * dc[2];
-          const float dy = Rf[3] * dc[0] + Rf[4] * dc[1] + Rf[5] * dc[2];
-          const float dz = Rf[6] * dc[0] + Rf[7] * dc[1] + Rf[8] * dc[2];
-          valid[k] = -1;
-          rh.ray.org_x[k] = o[0], rh.ray.org_y[k] = o[1], rh.ray.org_z[k] = o[2];
-          rh.ray.dir_x[k] = dx, rh.ray.dir_y[k] = dy, rh.ray.dir_z[k] = dz;
-          if (depth_mode) {
-            rh.ray.tnear[k] = 0.f;
-            rh.ray.tfar[k] = far / std::sqrt(dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2]);
-          } else {
-            rh.ray.tnear[k] = near;
-            rh.ray.tfar[k] = far;
-          }
-          rh.ray.mask[k] = 0xffffffffu, rh.ray.flags[k] = 0, rh.ray.time[k] = 0;
-          rh.ray.id[k] = static_cast<unsigned>(k);
-        }
-      }
-      if (n == 0) continue;
-      // Embree leaves the directions as they are; only a colour image reads the normals.
-      detail::trace16(scene, valid, rh, hits, 16, out.rgb != nullptr);
+      // Lanes past the image's right or bottom edge repeat its last pixel, switched off.
       for (int k = 0; k < 16; ++k) {
+        const std::uint32_t i = i0 + static_cast<std::uint32_t>(k & 3);
+        const std::uint32_t j = j0 + static_cast<std::uint32_t>(k >> 2);
+        valid[k] = i < W && j < H ? -1 : 0;
+        const std::uint32_t p = std::min(j, H - 1) * W + std::min(i, W - 1);
+        pix[k] = p;
+        const float y = rays[3ull * p + 1], z = rays[3ull * p + 2];  // x is 1
+        rh.ray.dir_x[k] = Rf[0] + Rf[1] * y + Rf[2] * z;
+        rh.ray.dir_y[k] = Rf[3] + Rf[4] * y + Rf[5] * z;
+        rh.ray.dir_z[k] = Rf[6] + Rf[7] * y + Rf[8] * z;
+        rh.ray.tnear[k] = depth_mode ? 0.f : near;
+        rh.ray.tfar[k] = depth_mode ? far / std::sqrt(1 + y * y + z * z) : far;
+      }
+      // Embree leaves the directions as they are; a colour image normalises the normals below.
+      detail::trace16(scene, valid, rh, hits, 16, false);
+      bool seen[16];
+      for (int k = 0; k < 16; ++k) {
+        const Hit& h = hits[k];
+        seen[k] = valid[k] && h.object != Hit::kNoObject && (!depth_mode || h.t >= near);
         if (!valid[k]) continue;
         const std::uint32_t p = pix[k];
-        const Hit& h = hits[k];
-        const bool seen = h.object != Hit::kNoObject && (!depth_mode || h.t >= near);
         if (out.depth) {
           out.depth[p] = h.object == Hit::kNoObject ? std::numeric_limits<float>::infinity()
                          : h.t < near               ? -std::numeric_limits<float>::infinity()
                                                     : h.t;
         }
-        if (out.object) out.object[p] = seen ? h.object : Hit::kNoObject;
-        if (out.rgb) {
-          std::uint8_t* px = out.rgb + 3ull * p;
-          if (!seen) {
-            px[0] = bg[0], px[1] = bg[1], px[2] = bg[2];
-          } else {
-            const float hp[3] = {o[0] + h.t * rh.ray.dir_x[k], o[1] + h.t * rh.ray.dir_y[k],
-                                 o[2] + h.t * rh.ray.dir_z[k]};
-            shade(scene, lights, amb, h, hp, px);
-          }
+        if (out.object) out.object[p] = seen[k] ? h.object : Hit::kNoObject;
+      }
+      if (!out.rgb) continue;
+      bool any = false;
+      for (int k = 0; k < 16; ++k) any = any || seen[k];
+      if (!any) {  // sky only
+        for (int k = 0; k < 16; ++k) {
+          if (!valid[k]) continue;
+          std::uint8_t* px = out.rgb + 3ull * pix[k];
+          px[0] = bg[0], px[1] = bg[1], px[2] = bg[2];
+        }
+        continue;
+      }
+      for (int k = 0; k < 16; ++k) {
+        const Hit& h = hits[k];
+        if (!seen[k]) {
+          sp.x[k] = sp.y[k] = sp.z[k] = sp.nx[k] = sp.ny[k] = sp.nz[k] = 0;
+          sp.dr[k] = sp.dg[k] = sp.db[k] = sp.cr[k] = sp.cg[k] = sp.cb[k] = 0;
+          continue;
+        }
+        const SceneObject& ob = objects[h.object];
+        sp.x[k] = o[0] + h.t * rh.ray.dir_x[k];
+        sp.y[k] = o[1] + h.t * rh.ray.dir_y[k];
+        sp.z[k] = o[2] + h.t * rh.ray.dir_z[k];
+        sp.nx[k] = h.nx, sp.ny[k] = h.ny, sp.nz[k] = h.nz;
+        sp.dr[k] = ob.diffuse[0], sp.dg[k] = ob.diffuse[1], sp.db[k] = ob.diffuse[2];
+        sp.cr[k] = amb[0] * ob.ambient[0];
+        sp.cg[k] = amb[1] * ob.ambient[1];
+        sp.cb[k] = amb[2] * ob.ambient[2];
+      }
+      for (int k = 0; k < 16; ++k) {  // unit normals, the packet at once
+        const float len =
+            std::sqrt(sp.nx[k] * sp.nx[k] + sp.ny[k] * sp.ny[k] + sp.nz[k] * sp.nz[k]);
+        const float inv = 1.f / (len > 0 ? len : 1.f);
+        const float u = len > 0 ? inv : 0.f;
+        sp.nx[k] *= u, sp.ny[k] *= u, sp.nz[k] *= u;
+      }
+      shade(lights, sp);
+      for (int k = 0; k < 16; ++k) {
+        if (!valid[k]) continue;
+        std::uint8_t* px = out.rgb + 3ull * pix[k];
+        if (seen[k]) {
+          px[0] = to_byte(sp.cr[k]), px[1] = to_byte(sp.cg[k]), px[2] = to_byte(sp.cb[k]);
+        } else {
+          px[0] = bg[0], px[1] = bg[1], px[2] = bg[2];
         }
       }
     }

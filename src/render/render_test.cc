@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -167,6 +168,83 @@ TEST(RenderCamera, OutputDoesNotDependOnTheThreadCount) {
   std::size_t hits = 0;
   for (float v : one.second) hits += std::isfinite(v);
   EXPECT_GT(hits, 100u);
+}
+
+// A camera 3 m above a floor looking straight down: every pixel's planar depth is 3 and its
+// colour the ambient term plus, per light, Lambert's law with the light's attenuation and spot
+// cone, computed here in double from the lights' parameters.
+TEST(RenderCamera, LambertShadingOfEachLightTypeIsTheAnalyticOne) {
+  ecs::Registry r;
+  const auto world =
+      load(r,
+           "<scene><ambient>0.2 0.3 0.4 1</ambient></scene>"
+           "<model name='floor'><static>true</static><pose>0 0 -0.1 0 0 0</pose><link name='l'>"
+           "<visual name='v'><geometry><box><size>30 30 0.2</size></box></geometry><material>"
+           "<ambient>0.3 0.2 0.1 1</ambient><diffuse>0.5 0.6 0.7 1</diffuse></material></visual>"
+           "</link></model>"
+           "<light type='directional' name='sun'><direction>0.3 -0.2 -0.9</direction>"
+           "<diffuse>0.4 0.4 0.4 1</diffuse></light>"
+           "<light type='point' name='lamp'><pose>1 0.5 1.5 0 0 0</pose><diffuse>0.6 0.5 0.4 1"
+           "</diffuse><attenuation><range>2.5</range><constant>0.5</constant><linear>0.2</linear>"
+           "<quadratic>0.1</quadratic></attenuation></light>"
+           "<light type='spot' name='spot'><pose>-1 0 2 0 0 0</pose><direction>0 0 -1</direction>"
+           "<diffuse>0.5 0.5 0.5 1</diffuse><attenuation><range>10</range><constant>1</constant>"
+           "<linear>0</linear></attenuation><spot><inner_angle>0.3</inner_angle><outer_angle>0.7</"
+           "outer_angle>"
+           "<falloff>2</falloff></spot></light>");
+  Scene s(r, world, Source::kVisuals);
+  CameraModel m;
+  m.width = 34, m.height = 26;  // not multiples of the 4x4 tiles
+  m.fx = m.fy = 10, m.cx = 17, m.cy = 13;
+  const auto rays = camera_rays(m);
+  const Pose3d X_WC(0, 0, 3, 0, std::numbers::pi / 2, 0);
+  Workers w(1);
+  std::vector<std::uint8_t> rgb(3 * 34 * 26);
+  std::vector<float> depth(34 * 26);
+  render_camera(s, m, rays, X_WC, {rgb.data(), depth.data(), nullptr}, w);
+
+  const double amb[3] = {0.2 * 0.3, 0.3 * 0.2, 0.4 * 0.1}, diffuse[3] = {0.5, 0.6, 0.7};
+  const ignition::math::Vector3d sun = -ignition::math::Vector3d(0.3, -0.2, -0.9).Normalized();
+  const ignition::math::Vector3d lamp(1, 0.5, 1.5), spot(-1, 0, 2);
+  const double cos_inner = std::cos(0.3), cos_outer = std::cos(0.7);
+  int beyond_range = 0, penumbra = 0, inner = 0, outside_cone = 0;
+  for (std::size_t p = 0; p < depth.size(); ++p) {
+    ASSERT_NEAR(depth[p], 3.0, 1e-5) << p;
+    const auto d = X_WC.Rot().RotateVector({rays[3 * p], rays[3 * p + 1], rays[3 * p + 2]});
+    const auto x = X_WC.Pos() + 3.0 * d;  // on the floor
+    ASSERT_NEAR(x.Z(), 0, 1e-9);
+    double c[3];
+    for (int k = 0; k < 3; ++k) c[k] = amb[k] + sun.Z() * 0.4 * diffuse[k];  // n = +z
+    const double lamp_col[3] = {0.6, 0.5, 0.4};
+    const auto to_lamp = lamp - x;
+    if (to_lamp.Length() <= 2.5) {
+      const double dist = to_lamp.Length();
+      const double att = 1 / (0.5 + 0.2 * dist + 0.1 * dist * dist);
+      for (int k = 0; k < 3; ++k) c[k] += att * (to_lamp.Z() / dist) * lamp_col[k] * diffuse[k];
+    } else {
+      ++beyond_range;
+    }
+    const auto to_spot = spot - x;
+    const double cos_a = to_spot.Z() / to_spot.Length();  // the axis points down
+    double f = 0;
+    if (cos_a >= cos_inner) {
+      f = 1, ++inner;
+    } else if (cos_a >= cos_outer) {
+      f = std::pow((cos_a - cos_outer) / (cos_inner - cos_outer), 2), ++penumbra;
+    } else {
+      ++outside_cone;
+    }
+    for (int k = 0; k < 3; ++k) c[k] += f * cos_a * 0.5 * diffuse[k];
+    for (int k = 0; k < 3; ++k) {
+      const double expected = std::clamp(c[k], 0.0, 1.0) * 255;
+      EXPECT_NEAR(rgb[3 * p + k], expected, 1.0) << "pixel " << p << " channel " << k;
+    }
+  }
+  // Every branch of the shading was exercised.
+  EXPECT_GT(beyond_range, 50);
+  EXPECT_GT(penumbra, 20);
+  EXPECT_GT(inner, 4);
+  EXPECT_GT(outside_cone, 50);
 }
 
 }  // namespace
