@@ -149,21 +149,20 @@ std::uint8_t to_byte(float v) {
 
 // Lambert shading of one packet's hits, lane by lane in light-major loops the compiler can
 // vectorise: lane k is lit by each light in the scene's order, so its sum is the one a
-// per-pixel loop would form. Lanes that see nothing have a zero normal and colour.
+// per-pixel loop would form. Lanes that see nothing have a zero colour.
 struct alignas(64) ShadePacket {
   float x[16], y[16], z[16];     // hit point, world
-  float nx[16], ny[16], nz[16];  // unit normal facing the camera
   float dr[16], dg[16], db[16];  // material diffuse
   float cr[16], cg[16], cb[16];  // colour so far (ambient term first)
 };
 
-void shade(const std::vector<ShadeLight>& lights, ShadePacket& s) {
+void shade(const std::vector<ShadeLight>& lights, const detail::HitPacket& n, ShadePacket& s) {
   alignas(64) float w[16], ndl[16], cos_a[16];
   for (const auto& l : lights) {
     if (l.type == 0) {
       const float Lx = -l.dir[0], Ly = -l.dir[1], Lz = -l.dir[2];
       for (int k = 0; k < 16; ++k) {
-        const float d = s.nx[k] * Lx + s.ny[k] * Ly + s.nz[k] * Lz;
+        const float d = n.nx[k] * Lx + n.ny[k] * Ly + n.nz[k] * Lz;
         w[k] = d > 0 ? d : 0.f;
       }
     } else {
@@ -175,7 +174,7 @@ void shade(const std::vector<ShadeLight>& lights, ShadePacket& s) {
         const float ux = Lx / dn, uy = Ly / dn, uz = Lz / dn;
         const float att = l.c + l.l * dist + l.q * dist * dist;
         const float wa = att > 0 ? 1 / (att > 0 ? att : 1.f) : 1.f;
-        ndl[k] = s.nx[k] * ux + s.ny[k] * uy + s.nz[k] * uz;
+        ndl[k] = n.nx[k] * ux + n.ny[k] * uy + n.nz[k] * uz;
         cos_a[k] = -(ux * l.dir[0] + uy * l.dir[1] + uz * l.dir[2]);  // off a spot's axis
         w[k] = reached ? wa : 0.f;
       }
@@ -231,7 +230,7 @@ void render_camera(const Scene& scene, const CameraModel& m, const std::vector<f
     alignas(64) RTCRayHit16 rh;
     alignas(64) int valid[16];
     alignas(64) ShadePacket sp;
-    Hit hits[16];
+    detail::HitPacket hits;
     std::uint32_t pix[16];
     const std::uint32_t j0 = static_cast<std::uint32_t>(band * 4);
     for (int k = 0; k < 16; ++k) {  // what Embree leaves as it is
@@ -254,20 +253,21 @@ void render_camera(const Scene& scene, const CameraModel& m, const std::vector<f
         rh.ray.tnear[k] = depth_mode ? 0.f : near;
         rh.ray.tfar[k] = depth_mode ? far / std::sqrt(1 + y * y + z * z) : far;
       }
-      // Embree leaves the directions as they are; a colour image normalises the normals below.
-      detail::trace16(scene, valid, rh, hits, 16, false);
+      // Embree leaves the directions as they are; only a colour image reads the normals.
+      detail::trace16(scene, valid, rh, hits, out.rgb != nullptr);
       bool seen[16];
       for (int k = 0; k < 16; ++k) {
-        const Hit& h = hits[k];
-        seen[k] = valid[k] && h.object != Hit::kNoObject && (!depth_mode || h.t >= near);
+        const std::uint32_t obj = hits.object[k];
+        const float t = hits.t[k];
+        seen[k] = valid[k] && obj != Hit::kNoObject && (!depth_mode || t >= near);
         if (!valid[k]) continue;
         const std::uint32_t p = pix[k];
         if (out.depth) {
-          out.depth[p] = h.object == Hit::kNoObject ? std::numeric_limits<float>::infinity()
-                         : h.t < near               ? -std::numeric_limits<float>::infinity()
-                                                    : h.t;
+          out.depth[p] = obj == Hit::kNoObject ? std::numeric_limits<float>::infinity()
+                         : t < near            ? -std::numeric_limits<float>::infinity()
+                                               : t;
         }
-        if (out.object) out.object[p] = seen[k] ? h.object : Hit::kNoObject;
+        if (out.object) out.object[p] = seen[k] ? obj : Hit::kNoObject;
       }
       if (!out.rgb) continue;
       bool any = false;
@@ -281,30 +281,22 @@ void render_camera(const Scene& scene, const CameraModel& m, const std::vector<f
         continue;
       }
       for (int k = 0; k < 16; ++k) {
-        const Hit& h = hits[k];
         if (!seen[k]) {
-          sp.x[k] = sp.y[k] = sp.z[k] = sp.nx[k] = sp.ny[k] = sp.nz[k] = 0;
+          sp.x[k] = sp.y[k] = sp.z[k] = 0;
           sp.dr[k] = sp.dg[k] = sp.db[k] = sp.cr[k] = sp.cg[k] = sp.cb[k] = 0;
           continue;
         }
-        const SceneObject& ob = objects[h.object];
-        sp.x[k] = o[0] + h.t * rh.ray.dir_x[k];
-        sp.y[k] = o[1] + h.t * rh.ray.dir_y[k];
-        sp.z[k] = o[2] + h.t * rh.ray.dir_z[k];
-        sp.nx[k] = h.nx, sp.ny[k] = h.ny, sp.nz[k] = h.nz;
+        const SceneObject& ob = objects[hits.object[k]];
+        const float t = hits.t[k];
+        sp.x[k] = o[0] + t * rh.ray.dir_x[k];
+        sp.y[k] = o[1] + t * rh.ray.dir_y[k];
+        sp.z[k] = o[2] + t * rh.ray.dir_z[k];
         sp.dr[k] = ob.diffuse[0], sp.dg[k] = ob.diffuse[1], sp.db[k] = ob.diffuse[2];
         sp.cr[k] = amb[0] * ob.ambient[0];
         sp.cg[k] = amb[1] * ob.ambient[1];
         sp.cb[k] = amb[2] * ob.ambient[2];
       }
-      for (int k = 0; k < 16; ++k) {  // unit normals, the packet at once
-        const float len =
-            std::sqrt(sp.nx[k] * sp.nx[k] + sp.ny[k] * sp.ny[k] + sp.nz[k] * sp.nz[k]);
-        const float inv = 1.f / (len > 0 ? len : 1.f);
-        const float u = len > 0 ? inv : 0.f;
-        sp.nx[k] *= u, sp.ny[k] *= u, sp.nz[k] *= u;
-      }
-      shade(lights, sp);
+      shade(lights, hits, sp);
       for (int k = 0; k < 16; ++k) {
         if (!valid[k]) continue;
         std::uint8_t* px = out.rgb + 3ull * pix[k];
@@ -332,7 +324,7 @@ void cast_rays(const Scene& scene, const std::vector<float>& dirs, const Pose3d&
   workers.run((n + kPerTask - 1) / kPerTask, [&](std::size_t task) {
     alignas(64) RTCRayHit16 rh;
     alignas(64) int valid[16];
-    Hit hits[16];
+    detail::HitPacket hits;
     const std::size_t end = std::min(n, (task + 1) * kPerTask);
     for (std::size_t base = task * kPerTask; base < end; base += 16) {
       const std::size_t m = std::min<std::size_t>(16, end - base);
@@ -348,10 +340,10 @@ void cast_rays(const Scene& scene, const std::vector<float>& dirs, const Pose3d&
         rh.ray.mask[k] = 0xffffffffu, rh.ray.flags[k] = 0, rh.ray.time[k] = 0;
         rh.ray.id[k] = static_cast<unsigned>(k);
       }
-      detail::trace16(scene, valid, rh, hits, m, false);
+      detail::trace16(scene, valid, rh, hits, false);
       for (std::size_t k = 0; k < m; ++k) {
-        range[base + k] = hits[k].t;
-        if (object) object[base + k] = hits[k].object;
+        range[base + k] = hits.t[k];
+        if (object) object[base + k] = hits.object[k];
       }
     }
   });

@@ -10,10 +10,16 @@ namespace kestrel::render::detail {
 /// The process's Embree device.
 RTCDevice device();
 
-/// Intersects a packet (lanes with valid[k] = -1) and writes the first m hits. Without
-/// `unit_normals` a hit's normal is left unnormalised (it still faces the ray origin): enough
-/// for depth and range, which never read it.
-void trace16(const Scene& s, const int* valid, RTCRayHit16& rh, Hit* out, std::size_t m,
-             bool unit_normals = true);
+/// The hits of one packet of 16 rays, lane by lane (a miss: t = +inf, Hit::kNoObject).
+struct alignas(64) HitPacket {
+  float t[16];
+  std::uint32_t object[16];
+  float nx[16], ny[16], nz[16];  ///< world normal facing the ray origin
+};
+
+/// Intersects a packet (lanes with valid[k] = -1). Without `unit_normals` a hit's normal is
+/// left unnormalised (it still faces the ray origin): enough for depth and range, which never
+/// read it, and for a caller that normalises the packet at once.
+void trace16(const Scene& s, const int* valid, RTCRayHit16& rh, HitPacket& out, bool unit_normals);
 
 }  // namespace kestrel::render::detail

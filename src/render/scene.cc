@@ -114,8 +114,7 @@ struct Scene::Impl {
     float R[9] = {};  // rotation of X_WL, row major (normals of instance hits)
   };
   RTCScene top = nullptr;
-  std::vector<std::uint32_t> top_objects;  // top geomID → object index (kNoObject: instance)
-  std::vector<int> top_instance;           // top geomID → instance index (-1: static geometry)
+  std::vector<const Instance*> top_instance;  // top geomID → its instance
   std::vector<Instance> instances;
   std::size_t counted = 0;                // visuals/collisions in the registry at the last build
   std::unordered_set<ecs::Entity> known;  // the ones that build() considered
@@ -124,7 +123,6 @@ struct Scene::Impl {
     for (auto& i : instances) rtcReleaseScene(i.child);
     instances.clear();
     known.clear();
-    top_objects.clear();
     top_instance.clear();
     if (top) rtcReleaseScene(top);
     top = nullptr;
@@ -230,9 +228,8 @@ void Scene::build(const ecs::Registry& r) {
     set_transform(inst.geometry, inst.X_WL, inst.R);
     const unsigned id = rtcAttachGeometry(im.top, inst.geometry);
     rtcReleaseGeometry(inst.geometry);
-    im.top_objects.resize(id + 1, Hit::kNoObject);
-    im.top_instance.resize(id + 1, -1);
-    im.top_instance[id] = static_cast<int>(i);
+    im.top_instance.resize(id + 1, nullptr);
+    im.top_instance[id] = &inst;
   }
   rtcCommitScene(im.top);
   if (rtcGetDeviceError(detail::device()) != RTC_ERROR_NONE) {
@@ -341,7 +338,11 @@ void Scene::intersect(std::size_t n, const float* o, const float* d, const float
       rh.ray.time[k] = 0;
       rh.ray.id[k] = static_cast<unsigned>(k);
     }
-    detail::trace16(*this, valid, rh, hits + base, m);
+    detail::HitPacket hp;
+    detail::trace16(*this, valid, rh, hp, true);
+    for (std::size_t k = 0; k < m; ++k) {
+      hits[base + k] = Hit{hp.t[k], hp.object[k], hp.nx[k], hp.ny[k], hp.nz[k]};
+    }
   }
 }
 
@@ -361,26 +362,24 @@ void Scene::intersect_single(std::size_t n, const float* o, const float* d, cons
     hits[i] = Hit{};
     if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) continue;
     hits[i].t = rh.ray.tfar;
-    hits[i].object =
-        rh.hit.instID[0] != RTC_INVALID_GEOMETRY_ID
-            ? impl_->instances[static_cast<std::size_t>(impl_->top_instance[rh.hit.instID[0]])]
-                  .objects[rh.hit.geomID]
-            : impl_->top_objects[rh.hit.geomID];
+    hits[i].object = impl_->top_instance[rh.hit.instID[0]]->objects[rh.hit.geomID];
   }
 }
 
 // Embree's geometry normal of triangle (v0, v1, v2) points like (v1 - v0) × (v2 - v0), the
 // right-hand normal the shapes are wound to point outward with (render/shapes.cc): a ray meets
 // a front face when Ng · dir < 0 (RenderScene tests pin it).
-void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, Hit* out, std::size_t m,
+void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, HitPacket& out,
                      bool unit_normals) {
   const auto& im = s.impl();
   alignas(64) int valid[16];
-  float tfar[16];
+  alignas(64) float tfar[16];
   for (int k = 0; k < 16; ++k) {
     valid[k] = valid_in[k];
     tfar[k] = rh.ray.tfar[k];
-    if (static_cast<std::size_t>(k) < m) out[k] = Hit{};
+    out.t[k] = std::numeric_limits<float>::infinity();
+    out.object[k] = Hit::kNoObject;
+    out.nx[k] = out.ny[k] = out.nz[k] = 0;
   }
   RTCIntersectContext ctx;
   rtcInitIntersectContext(&ctx);
@@ -388,32 +387,27 @@ void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, Hit* 
   // Surfaces are one-sided, as a rasteriser culls back faces: a ray that meets the inside of a
   // surface (a camera within its own housing) goes on through it. A few passes at most.
   for (int pass = 0; pass < 8; ++pass) {
-    bool any = false;
+    int any = 0;
     for (int k = 0; k < 16; ++k) {
       rh.hit.geomID[k] = RTC_INVALID_GEOMETRY_ID;
       rh.hit.instID[0][k] = RTC_INVALID_GEOMETRY_ID;
-      any = any || valid[k];
+      any |= valid[k];
     }
     if (!any) break;
     rtcIntersect16(valid, im.top, &ctx, &rh);
     for (int k = 0; k < 16; ++k) {
       if (!valid[k]) continue;
       valid[k] = 0;
-      if (rh.hit.geomID[k] == RTC_INVALID_GEOMETRY_ID) continue;
-      float nx = rh.hit.Ng_x[k], ny = rh.hit.Ng_y[k], nz = rh.hit.Ng_z[k];
-      const unsigned inst = rh.hit.instID[0][k];
-      std::uint32_t object;
-      if (inst != RTC_INVALID_GEOMETRY_ID) {
-        const auto& in = im.instances[static_cast<std::size_t>(im.top_instance[inst])];
-        object = in.objects[rh.hit.geomID[k]];
-        const float* R = in.R;
-        const float x = R[0] * nx + R[1] * ny + R[2] * nz;
-        const float y = R[3] * nx + R[4] * ny + R[5] * nz;
-        const float z = R[6] * nx + R[7] * ny + R[8] * nz;
-        nx = x, ny = y, nz = z;
-      } else {
-        object = im.top_objects[rh.hit.geomID[k]];
-      }
+      const unsigned geom = rh.hit.geomID[k];
+      if (geom == RTC_INVALID_GEOMETRY_ID) continue;
+      // Every geometry of the top level is an instance: its normal turns with it.
+      const auto& in = *im.top_instance[rh.hit.instID[0][k]];
+      const std::uint32_t object = in.objects[geom];
+      const float gx = rh.hit.Ng_x[k], gy = rh.hit.Ng_y[k], gz = rh.hit.Ng_z[k];
+      const float* R = in.R;
+      const float nx = R[0] * gx + R[1] * gy + R[2] * gz;
+      const float ny = R[3] * gx + R[4] * gy + R[5] * gz;
+      const float nz = R[6] * gx + R[7] * gy + R[8] * gz;
       const float dot = nx * rh.ray.dir_x[k] + ny * rh.ray.dir_y[k] + nz * rh.ray.dir_z[k];
       const float t = rh.ray.tfar[k];
       if (dot >= 0) {  // a back face: continue behind it
@@ -422,17 +416,18 @@ void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, Hit* 
         valid[k] = rh.ray.tnear[k] < tfar[k] ? -1 : 0;
         continue;
       }
-      if (static_cast<std::size_t>(k) >= m) continue;
-      Hit& h = out[k];
-      if (unit_normals) {
-        const float len = std::sqrt(nx * nx + ny * ny + nz * nz);
-        const float inv = len > 0 ? 1.f / len : 0.f;  // faces the ray origin
-        nx *= inv, ny *= inv, nz *= inv;
-      }
-      h.nx = nx, h.ny = ny, h.nz = nz;
-      h.t = t;
-      h.object = object;
+      out.nx[k] = nx, out.ny[k] = ny, out.nz[k] = nz;
+      out.t[k] = t;
+      out.object[k] = object;
     }
+  }
+  if (!unit_normals) return;
+  for (int k = 0; k < 16; ++k) {  // the packet at once; a miss keeps its zero normal
+    const float len =
+        std::sqrt(out.nx[k] * out.nx[k] + out.ny[k] * out.ny[k] + out.nz[k] * out.nz[k]);
+    const float inv = 1.f / (len > 0 ? len : 1.f);
+    const float u = len > 0 ? inv : 0.f;
+    out.nx[k] *= u, out.ny[k] *= u, out.nz[k] *= u;
   }
 }
 
