@@ -173,7 +173,7 @@ void shade(const std::vector<ShadeLight>& lights, const detail::HitPacket& n, Sh
         const float dn = reached ? dist : 1.f;
         const float ux = Lx / dn, uy = Ly / dn, uz = Lz / dn;
         const float att = l.c + l.l * dist + l.q * dist * dist;
-        const float wa = att > 0 ? 1 / (att > 0 ? att : 1.f) : 1.f;
+        const float wa = 1 / (att > 0 ? att : 1.f);  // no attenuation without a positive one
         ndl[k] = n.nx[k] * ux + n.ny[k] * uy + n.nz[k] * uz;
         cos_a[k] = -(ux * l.dir[0] + uy * l.dir[1] + uz * l.dir[2]);  // off a spot's axis
         w[k] = reached ? wa : 0.f;
