@@ -42,4 +42,17 @@ inline std::unique_ptr<RawMuJoCo> load_raw_mujoco(const std::string& xml) {
   return raw;
 }
 
+/// Free flight, as most of a mission is: every free joint lifted 5 m, gravity cancelled body by
+/// body through xfrc_applied, hinges (rotors) spinning at about an X3's hover speed in
+/// alternating directions. No contact is left.
+inline void make_flying(const mjModel* m, mjData* d) {
+  for (int j = 0; j < m->njnt; ++j) {
+    if (m->jnt_type[j] == mjJNT_FREE) d->qpos[m->jnt_qposadr[j] + 2] += 5.0;
+    if (m->jnt_type[j] == mjJNT_HINGE) d->qvel[m->jnt_dofadr[j]] = (j % 2 ? -1 : 1) * 650.0;
+  }
+  for (int b = 1; b < m->nbody; ++b) {
+    for (int k = 0; k < 3; ++k) d->xfrc_applied[6 * b + k] = -m->opt.gravity[k] * m->body_mass[b];
+  }
+}
+
 }  // namespace kestrel::bench

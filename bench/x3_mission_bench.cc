@@ -103,24 +103,9 @@ long contact_steps(const std::filesystem::path& world, long steps) {
   return n;
 }
 
-using Mj = kestrel::bench::RawMuJoCo;
-
-// Free flight: every free joint 5 m up, gravity cancelled body by body, hinges at hover speed.
-void make_flying(Mj& mj) {
-  const mjModel* m = mj.m;
-  mjData* d = mj.d;
-  for (int j = 0; j < m->njnt; ++j) {
-    if (m->jnt_type[j] == mjJNT_FREE) d->qpos[m->jnt_qposadr[j] + 2] += 5.0;
-    if (m->jnt_type[j] == mjJNT_HINGE) d->qvel[m->jnt_dofadr[j]] = (j % 2 ? -1 : 1) * 650.0;
-  }
-  for (int b = 1; b < m->nbody; ++b) {
-    for (int k = 0; k < 3; ++k) d->xfrc_applied[6 * b + k] = -m->opt.gravity[k] * m->body_mass[b];
-  }
-}
-
 double run_raw(const std::string& xml, long steps, bool flying) {
   auto mj = kestrel::bench::load_raw_mujoco(xml);
-  if (flying) make_flying(*mj);
+  if (flying) kestrel::bench::make_flying(mj->m, mj->d);
   const double t0 = thread_cpu_seconds();
   for (long i = 0; i < steps; ++i) mj_step(mj->m, mj->d);
   return thread_cpu_seconds() - t0;

@@ -100,8 +100,9 @@ void add_make_swarm(CLI::App& app, std::function<int()>& selected) {
       ->check(finite_number(-std::numeric_limits<double>::infinity(), true));
   auto islands = std::make_shared<bool>(false), no_islands = std::make_shared<bool>(false);
   auto* on = cmd->add_flag("--islands", *islands,
-                           "Each vehicle in its own physics model (default above 500 vehicles; "
-                           "vehicles never collide with each other)");
+                           "Physics islands: each vehicle in its own physics model until it comes "
+                           "near another, which it then shares and collides with (default above "
+                           "500 vehicles)");
   cmd->add_flag("--no-islands", *no_islands,
                 "One physics model for all vehicles (they can collide; MuJoCo 2.2 holds ~600)")
       ->excludes(on);
