@@ -8,6 +8,7 @@
 #include <google/protobuf/descriptor.pb.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -620,6 +621,7 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     const bool forced = m.forced.count(f.channel) > 0;
     if (f.sequence && (seq == 0 || (seq == f.seq && !forced))) continue;
     std::string text;
+    text.reserve(std::max<std::size_t>(256, f.last.size() + 16));  // one allocation
     if (f.text) {
       if (!f.text(reg, f.entity, text)) continue;
     } else {
@@ -630,7 +632,7 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     if (!f.sequence && text == f.last && !forced) continue;
     m.forced.erase(f.channel);
     f.seq = seq;
-    f.last = text;
+    if (!f.sequence) f.last = text;  // what the next text is compared with
     sink(Message{f.channel, t, std::move(text)});
   }
   // Stats and clock change every step and a recorder takes every step: written directly (every

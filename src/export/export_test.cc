@@ -527,9 +527,34 @@ TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {
   EXPECT_EQ(ij["linear_acceleration"]["z"].get<double>(), ir.linear_acceleration.Z());
   EXPECT_EQ(ij["angular_velocity"]["x"].get<double>(), ir.angular_velocity.X());
   EXPECT_EQ(ij["orientation"]["w"].get<double>(), ir.orientation.W());
+  // Every field, as a JSON tree of the reading reads (the feeds write their text directly).
+  auto v3 = [](const ignition::math::Vector3d& v) {
+    return nlohmann::json{{"x", v.X()}, {"y", v.Y()}, {"z", v.Z()}};
+  };
+  const nlohmann::json imu_tree = {
+      {"orientation",
+       {{"x", ir.orientation.X()}, {"y", ir.orientation.Y()}, {"z", ir.orientation.Z()},
+        {"w", ir.orientation.W()}}},
+      {"angular_velocity", v3(ir.angular_velocity)},
+      {"linear_acceleration", v3(ir.linear_acceleration)}};
+  EXPECT_EQ(ij, imu_tree);
+  const std::string mag = reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::magnetometer")).topic;
+  const auto& mr = reg.get<components::MagnetometerReading>(entity("x3_mission::x3::base_link::magnetometer"));
+  EXPECT_EQ(got[mag].back(), (nlohmann::json{{"field_tesla", v3(mr.field)}}));
+  const std::string baro = reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::air_pressure")).topic;
+  const auto& pr = reg.get<components::AirPressureReading>(entity("x3_mission::x3::base_link::air_pressure"));
+  EXPECT_EQ(got[baro].back(), (nlohmann::json{{"pressure", pr.pressure}, {"variance", pr.variance}}));
   // The climb: GNSS altitude grows; the fault's second without a fix is null.
   const auto& nr = reg.get<components::NavSatReading>(entity("x3_mission::x3::base_link::navsat"));
   EXPECT_EQ(got[navsat].back()["altitude"].get<double>(), nr.altitude);
+  EXPECT_EQ(got[navsat].back(),
+            (nlohmann::json{{"fix", nr.fix},
+                            {"latitude_deg", nr.latitude_deg},
+                            {"longitude_deg", nr.longitude_deg},
+                            {"altitude", nr.altitude},
+                            {"velocity_east", nr.velocity_enu.X()},
+                            {"velocity_north", nr.velocity_enu.Y()},
+                            {"velocity_up", nr.velocity_enu.Z()}}));
   EXPECT_GT(nr.altitude, got[navsat].front()["altitude"].get<double>() + 1);
   int no_fix = 0;
   for (const auto& j : got[navsat]) {
@@ -572,6 +597,22 @@ TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {
       {"flight_time", ms.flight_time},
       {"reason", ms.reason}};
   EXPECT_EQ(got[mission].back(), mission_tree);
+  // Strings escaped as JSON needs: quotes, backslashes, control characters and UTF-8 read back.
+  for (const std::string& reason :
+       {std::string("wind \"gusts\" over C:\\field"), std::string("line\nbreak\ttab"),
+        std::string("d\xc3\xa9rive \xe2\x86\x92 0")}) {
+    reg.get<components::MissionState>(x3).reason = reason;
+    std::string text;
+    StepContext again;
+    again.sim_time = runner.info().sim_time;
+    model.step(
+        reg, again, [](std::uint32_t) { return true; },
+        [&](Message&& m) {
+          if (model.channels()[m.channel - 1].topic == mission) text = m.data;
+        });
+    ASSERT_FALSE(text.empty()) << reason;
+    EXPECT_EQ(nlohmann::json::parse(text)["reason"].get<std::string>(), reason);
+  }
   EXPECT_NE(ms.phase, components::MissionPhase::kIdle);
   // Rotor speeds and commands: four, as the components.
   const auto& rv = reg.get<components::RotorVelocities>(x3);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -71,6 +72,21 @@ JsonFeed sensor_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
   return f;
 }
 
+// The same, written as text without a JSON tree (the fixed-shape samples: IMU, magnetometer,
+// barometer, altimeter, GNSS, air speed), keys in the order the tree would print them (sorted).
+template <class R, class Write>
+JsonFeed sensor_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
+  JsonFeed f = sensor_feed<R>(e, channel, [](const R&, json&) {});
+  f.make = nullptr;
+  f.text = [write](const ecs::Registry& reg, ecs::Entity e, std::string& out) {
+    const R* r = reg.try_get<R>(e);
+    if (!r) return false;
+    write(*r, out);
+    return true;
+  };
+  return f;
+}
+
 // A state component's feed: a message when its text changed.
 template <class C, class Fill>
 JsonFeed state_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
@@ -125,7 +141,19 @@ class ObjectText {
   }
   void string(const char* key, const std::string& v) {
     name(key);
-    out_ += json(v).dump();  // nlohmann's escaping
+    // Printable ASCII needs only its quotes and backslashes escaped; anything else (control
+    // characters, UTF-8, which nlohmann checks and refuses when invalid) as nlohmann writes it.
+    const bool plain = std::all_of(v.begin(), v.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; });
+    if (!plain) {
+      out_ += json(v).dump();
+      return;
+    }
+    out_ += '"';
+    for (char ch : v) {
+      if (ch == '"' || ch == '\\') out_ += '\\';
+      out_ += ch;
+    }
+    out_ += '"';
   }
   void vector(const char* key, const Vector3d& v) {
     name(key);
@@ -133,6 +161,14 @@ class ObjectText {
     o.number("x", v.X());
     o.number("y", v.Y());
     o.number("z", v.Z());
+  }
+  void quaternion(const char* key, const Quaterniond& q) {  // w, x, y, z: the sorted order
+    name(key);
+    ObjectText o(out_);
+    o.number("w", q.W());
+    o.number("x", q.X());
+    o.number("y", q.Y());
+    o.number("z", q.Z());
   }
   void numbers(const char* key, const std::vector<double>& v) {
     name(key);
@@ -184,46 +220,51 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                                           const c::SensorTopic& t) {
     const std::string topic = absolute(t.topic);
     if (s.type == "imu") {
-      feeds.push_back(sensor_feed<c::ImuReading>(
-          e, add(topic, "kestrel.Imu", imu_schema), [](const c::ImuReading& r, json& j) {
-            if (r.has_orientation) j["orientation"] = quat(r.orientation);
-            j["angular_velocity"] = vec(r.angular_velocity);
-            j["linear_acceleration"] = vec(r.linear_acceleration);
+      feeds.push_back(sensor_text_feed<c::ImuReading>(
+          e, add(topic, "kestrel.Imu", imu_schema), [](const c::ImuReading& r, std::string& out) {
+            ObjectText o(out);
+            o.vector("angular_velocity", r.angular_velocity);
+            o.vector("linear_acceleration", r.linear_acceleration);
+            if (r.has_orientation) o.quaternion("orientation", r.orientation);
           }));
     } else if (s.type == "magnetometer") {
-      feeds.push_back(sensor_feed<c::MagnetometerReading>(
+      feeds.push_back(sensor_text_feed<c::MagnetometerReading>(
           e,
           add(topic, "kestrel.Magnetometer",
               schema("kestrel.Magnetometer", "Magnetometer sample",
                      {{"field_tesla", vec_schema("flux density, sensor frame [T]")}})),
-          [](const c::MagnetometerReading& r, json& j) { j["field_tesla"] = vec(r.field); }));
+          [](const c::MagnetometerReading& r, std::string& out) {
+            ObjectText(out).vector("field_tesla", r.field);
+          }));
     } else if (s.type == "air_pressure") {
-      feeds.push_back(sensor_feed<c::AirPressureReading>(
+      feeds.push_back(sensor_text_feed<c::AirPressureReading>(
           e,
           add(topic, "kestrel.FluidPressure",
               schema("kestrel.FluidPressure", "Barometer sample",
                      {{"pressure", number("static pressure [Pa]")},
                       {"variance", number("noise variance [Pa²]")}})),
-          [](const c::AirPressureReading& r, json& j) {
-            j["pressure"] = r.pressure;
-            j["variance"] = r.variance;
+          [](const c::AirPressureReading& r, std::string& out) {
+            ObjectText o(out);
+            o.number("pressure", r.pressure);
+            o.number("variance", r.variance);
           }));
     } else if (s.type == "altimeter") {
-      feeds.push_back(sensor_feed<c::AltimeterReading>(
+      feeds.push_back(sensor_text_feed<c::AltimeterReading>(
           e,
           add(topic, "kestrel.Altimeter",
               schema("kestrel.Altimeter", "Altimeter sample",
                      {{"vertical_position", number("height above the start [m]")},
                       {"vertical_velocity", number("up velocity [m/s]")},
                       {"vertical_reference", number("world z at the start [m]")}})),
-          [](const c::AltimeterReading& r, json& j) {
-            j["vertical_position"] = r.vertical_position;
-            j["vertical_velocity"] = r.vertical_velocity;
-            j["vertical_reference"] = r.vertical_reference;
+          [](const c::AltimeterReading& r, std::string& out) {
+            ObjectText o(out);
+            o.number("vertical_position", r.vertical_position);
+            o.number("vertical_reference", r.vertical_reference);
+            o.number("vertical_velocity", r.vertical_velocity);
           }));
     } else if (s.type == "navsat" || s.type == "gps") {
       // Without a fix (an injected GNSS loss) the position is NaN: null in JSON.
-      feeds.push_back(sensor_feed<c::NavSatReading>(
+      feeds.push_back(sensor_text_feed<c::NavSatReading>(
           e,
           add(topic, "kestrel.NavSat",
               schema("kestrel.NavSat", "GNSS sample (null position and velocity without a fix)",
@@ -234,27 +275,29 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                       {"velocity_east", number("[m/s]")},
                       {"velocity_north", number("[m/s]")},
                       {"velocity_up", number("[m/s]")}})),
-          [](const c::NavSatReading& r, json& j) {
-            j["fix"] = r.fix;
-            j["latitude_deg"] = r.latitude_deg;
-            j["longitude_deg"] = r.longitude_deg;
-            j["altitude"] = r.altitude;
-            j["velocity_east"] = r.velocity_enu.X();
-            j["velocity_north"] = r.velocity_enu.Y();
-            j["velocity_up"] = r.velocity_enu.Z();
+          [](const c::NavSatReading& r, std::string& out) {
+            ObjectText o(out);
+            o.number("altitude", r.altitude);
+            o.boolean("fix", r.fix);
+            o.number("latitude_deg", r.latitude_deg);
+            o.number("longitude_deg", r.longitude_deg);
+            o.number("velocity_east", r.velocity_enu.X());
+            o.number("velocity_north", r.velocity_enu.Y());
+            o.number("velocity_up", r.velocity_enu.Z());
           }));
     } else if (s.type == "air_speed") {
-      feeds.push_back(sensor_feed<c::AirSpeedReading>(
+      feeds.push_back(sensor_text_feed<c::AirSpeedReading>(
           e,
           add(topic, "kestrel.AirSpeed",
               schema("kestrel.AirSpeed", "Pitot-static sample",
                      {{"diff_pressure", number("dynamic pressure [Pa], negative from behind")},
                       {"temperature", number("static air temperature [K]")},
                       {"density", number("air density [kg/m³]")}})),
-          [](const c::AirSpeedReading& r, json& j) {
-            j["diff_pressure"] = r.diff_pressure;
-            j["temperature"] = r.temperature;
-            j["density"] = r.density;
+          [](const c::AirSpeedReading& r, std::string& out) {
+            ObjectText o(out);
+            o.number("density", r.density);
+            o.number("diff_pressure", r.diff_pressure);
+            o.number("temperature", r.temperature);
           }));
     } else if (s.type == "contact") {
       // As Gazebo's Contacts message: collision1 is the sensor's own collision, each point's
@@ -480,7 +523,8 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
 
   reg.each<c::World, c::FaultLog>([&](ecs::Entity e, const c::World&, const c::FaultLog&) {
     const std::string topic = "/world/" + world_name + "/faults";
-    feeds.push_back(state_feed<c::FaultLog>(
+    // Append-only: a message when the number of events changed (the tree is built then only).
+    JsonFeed& f = feeds.emplace_back(state_feed<c::FaultLog>(
         e,
         add(topic, "kestrel.Faults",
             schema("kestrel.Faults", "Faults FaultInjection applied so far",
@@ -499,6 +543,10 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
             j["events"].push_back({{"time", to_seconds(ev.time)}, {"description", ev.description}});
           }
         }));
+    f.sequence = [](const ecs::Registry& reg, ecs::Entity e, Duration&) -> std::uint64_t {
+      const c::FaultLog* log = reg.try_get<c::FaultLog>(e);
+      return log ? log->events.size() + 1 : 0;
+    };
   });
   return feeds;
 }

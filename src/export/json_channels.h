@@ -20,13 +20,15 @@ namespace kestrel::exports::detail {
 struct JsonFeed {
   std::uint32_t channel = 0;
   ecs::Entity entity = ecs::kNullEntity;
-  /// Sensors: the reading's sequence (0: none yet) and its stamp. Empty for state components,
-  /// whose message is sent when its text differs from the last one sent.
+  /// Sensors: the reading's sequence (0: none yet) and its stamp; the fault log: its number of
+  /// events + 1 (append-only). Empty for the other state components, whose message is sent
+  /// when its text differs from the last one sent.
   std::function<std::uint64_t(const ecs::Registry&, ecs::Entity, Duration&)> sequence;
   /// Writes the message; false when the entity has no such component (now).
   std::function<bool(const ecs::Registry&, ecs::Entity, nlohmann::json&)> make;
   /// Or writes its text directly, without a JSON tree (the state feeds that change every
-  /// step: battery, mission, rotor speeds and commands); `make` is then empty.
+  /// step: battery, mission, rotor speeds and commands; the fixed-shape sensor samples: IMU,
+  /// magnetometer, barometer, altimeter, GNSS, air speed); `make` is then empty.
   std::function<bool(const ecs::Registry&, ecs::Entity, std::string&)> text;
   std::uint64_t seq = 0;  ///< sensors: the sequence last sent (0: none)
   std::string last;       ///< state: the text last sent (empty: none)
