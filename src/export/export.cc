@@ -3,6 +3,7 @@
 // scalar channels in JSON with a JSON Schema.
 #include "kestrel/export/export.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
@@ -640,8 +641,8 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
   if (due(m.stats, true)) {
     sink(Message{
         m.stats, ctx.sim_time,
-        fmt::format(R"({{"sim_time":{},"real_time":{},"rtf":{},"iterations":{},)"
-                    R"("paused":{},"clients":{},"dropped":{},"refused":{}}})",
+        fmt::format(FMT_COMPILE(R"({{"sim_time":{},"real_time":{},"rtf":{},"iterations":{},)"
+                                R"("paused":{},"clients":{},"dropped":{},"refused":{}}})"),
                     to_seconds(ctx.sim_time), to_seconds(ctx.stats.real_time),
                     std::isfinite(ctx.stats.rtf) ? ctx.stats.rtf : 0.0, ctx.stats.iterations,
                     ctx.stats.paused, ctx.clients, ctx.dropped, ctx.refused)});
@@ -649,7 +650,8 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
   if (due(m.clock, true)) {
     const std::int64_t ns = ctx.sim_time.count();
     sink(Message{m.clock, ctx.sim_time,
-                 fmt::format(R"({{"sim_time":{},"sec":{},"nsec":{}}})", to_seconds(ctx.sim_time),
+                 fmt::format(FMT_COMPILE(R"({{"sim_time":{},"sec":{},"nsec":{}}})"),
+                             to_seconds(ctx.sim_time),
                              ns / 1'000'000'000, ns % 1'000'000'000)});
   }
 }

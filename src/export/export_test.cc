@@ -538,6 +538,9 @@ TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {
       {"angular_velocity", v3(ir.angular_velocity)},
       {"linear_acceleration", v3(ir.linear_acceleration)}};
   EXPECT_EQ(ij, imu_tree);
+  // The first sample, at rest: a zero is still a JSON float, as the tree printed it ("0.0").
+  EXPECT_EQ(got[imu].front()["angular_velocity"]["x"], 0.0);
+  EXPECT_TRUE(got[imu].front()["angular_velocity"]["x"].is_number_float());
   const std::string mag = reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::magnetometer")).topic;
   const auto& mr = reg.get<components::MagnetometerReading>(entity("x3_mission::x3::base_link::magnetometer"));
   EXPECT_EQ(got[mag].back(), (nlohmann::json{{"field_tesla", v3(mr.field)}}));

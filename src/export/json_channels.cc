@@ -3,6 +3,7 @@
 // component states.
 #include "export/json_channels.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -181,12 +182,16 @@ class ObjectText {
   }
 
  private:
+  // A JSON float stays one when integral ("2.0", as nlohmann writes it, not "2": readers such
+  // as Python's json would make that an int).
   void put(double v) {
-    if (std::isfinite(v)) {
-      fmt::format_to(std::back_inserter(out_), "{}", v);
-    } else {
+    if (!std::isfinite(v)) {
       out_ += "null";
+      return;
     }
+    const std::size_t at = out_.size();
+    fmt::format_to(std::back_inserter(out_), FMT_COMPILE("{}"), v);
+    if (out_.find_first_of(".e", at) == std::string::npos) out_ += ".0";
   }
   void name(const char* key) {
     if (!first_) out_ += ',';
