@@ -374,8 +374,12 @@ void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, HitPa
   const auto& im = s.impl();
   alignas(64) int valid[16];
   alignas(64) float tfar[16];
+  // Whether a lane is left is tracked as the lanes are written, never by reading `valid` back
+  // as a vector right after scalar stores to it (a store-forwarding stall per load).
+  int any = 0;
   for (int k = 0; k < 16; ++k) {
     valid[k] = valid_in[k];
+    any |= valid_in[k];
     tfar[k] = rh.ray.tfar[k];
     out.t[k] = std::numeric_limits<float>::infinity();
     out.object[k] = Hit::kNoObject;
@@ -386,15 +390,13 @@ void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, HitPa
   ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
   // Surfaces are one-sided, as a rasteriser culls back faces: a ray that meets the inside of a
   // surface (a camera within its own housing) goes on through it. A few passes at most.
-  for (int pass = 0; pass < 8; ++pass) {
-    int any = 0;
+  for (int pass = 0; pass < 8 && any; ++pass) {
     for (int k = 0; k < 16; ++k) {
       rh.hit.geomID[k] = RTC_INVALID_GEOMETRY_ID;
       rh.hit.instID[0][k] = RTC_INVALID_GEOMETRY_ID;
-      any |= valid[k];
     }
-    if (!any) break;
     rtcIntersect16(valid, im.top, &ctx, &rh);
+    any = 0;
     for (int k = 0; k < 16; ++k) {
       if (!valid[k]) continue;
       valid[k] = 0;
@@ -414,6 +416,7 @@ void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, HitPa
         rh.ray.tnear[k] = t * (1 + 1e-6f) + 1e-6f;
         rh.ray.tfar[k] = tfar[k];
         valid[k] = rh.ray.tnear[k] < tfar[k] ? -1 : 0;
+        any |= valid[k];
         continue;
       }
       out.nx[k] = nx, out.ny[k] = ny, out.nz[k] = nz;
