@@ -541,12 +541,14 @@ TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {
   // The first sample, at rest: a zero is still a JSON float, as the tree printed it ("0.0").
   EXPECT_EQ(got[imu].front()["angular_velocity"]["x"], 0.0);
   EXPECT_TRUE(got[imu].front()["angular_velocity"]["x"].is_number_float());
-  const std::string mag = reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::magnetometer")).topic;
-  const auto& mr = reg.get<components::MagnetometerReading>(entity("x3_mission::x3::base_link::magnetometer"));
-  EXPECT_EQ(got[mag].back(), (nlohmann::json{{"field_tesla", v3(mr.field)}}));
-  const std::string baro = reg.get<components::SensorTopic>(entity("x3_mission::x3::base_link::air_pressure")).topic;
-  const auto& pr = reg.get<components::AirPressureReading>(entity("x3_mission::x3::base_link::air_pressure"));
-  EXPECT_EQ(got[baro].back(), (nlohmann::json{{"pressure", pr.pressure}, {"variance", pr.variance}}));
+  const ecs::Entity mag_e = entity("x3_mission::x3::base_link::magnetometer");
+  const auto& mr = reg.get<components::MagnetometerReading>(mag_e);
+  EXPECT_EQ(got[reg.get<components::SensorTopic>(mag_e).topic].back(),
+            (nlohmann::json{{"field_tesla", v3(mr.field)}}));
+  const ecs::Entity baro_e = entity("x3_mission::x3::base_link::air_pressure");
+  const auto& pr = reg.get<components::AirPressureReading>(baro_e);
+  EXPECT_EQ(got[reg.get<components::SensorTopic>(baro_e).topic].back(),
+            (nlohmann::json{{"pressure", pr.pressure}, {"variance", pr.variance}}));
   // The climb: GNSS altitude grows; the fault's second without a fix is null.
   const auto& nr = reg.get<components::NavSatReading>(entity("x3_mission::x3::base_link::navsat"));
   EXPECT_EQ(got[navsat].back()["altitude"].get<double>(), nr.altitude);

@@ -53,17 +53,20 @@ std::string absolute(const std::string& t) { return t.starts_with("/") ? t : "/"
 
 // A sensor's feed: a message per new reading (its sequence moved), stamped with the sample's
 // time.
+template <class R>
+std::uint64_t reading_sequence(const ecs::Registry& reg, ecs::Entity e, Duration& t) {
+  const R* r = reg.try_get<R>(e);
+  if (!r) return 0;
+  t = r->stamp;
+  return r->sequence;
+}
+
 template <class R, class Fill>
 JsonFeed sensor_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
   JsonFeed f;
   f.channel = channel;
   f.entity = e;
-  f.sequence = [](const ecs::Registry& reg, ecs::Entity e, Duration& t) -> std::uint64_t {
-    const R* r = reg.try_get<R>(e);
-    if (!r) return 0;
-    t = r->stamp;
-    return r->sequence;
-  };
+  f.sequence = reading_sequence<R>;
   f.make = [fill](const ecs::Registry& reg, ecs::Entity e, json& j) {
     const R* r = reg.try_get<R>(e);
     if (!r) return false;
@@ -77,8 +80,10 @@ JsonFeed sensor_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
 // barometer, altimeter, GNSS, air speed), keys in the order the tree would print them (sorted).
 template <class R, class Write>
 JsonFeed sensor_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
-  JsonFeed f = sensor_feed<R>(e, channel, [](const R&, json&) {});
-  f.make = nullptr;
+  JsonFeed f;
+  f.channel = channel;
+  f.entity = e;
+  f.sequence = reading_sequence<R>;
   f.text = [write](const ecs::Registry& reg, ecs::Entity e, std::string& out) {
     const R* r = reg.try_get<R>(e);
     if (!r) return false;
@@ -144,8 +149,7 @@ class ObjectText {
     name(key);
     // Printable ASCII needs only its quotes and backslashes escaped; anything else (control
     // characters, UTF-8, which nlohmann checks and refuses when invalid) as nlohmann writes it.
-    const bool plain = std::all_of(v.begin(), v.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; });
-    if (!plain) {
+    if (!std::all_of(v.begin(), v.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; })) {
       out_ += json(v).dump();
       return;
     }
