@@ -51,48 +51,6 @@ std::string schema(const std::string& title, const std::string& description, jso
 
 std::string absolute(const std::string& t) { return t.starts_with("/") ? t : "/" + t; }
 
-// A sensor's feed: a message per new reading (its sequence moved), stamped with the sample's
-// time.
-template <class R>
-std::uint64_t reading_sequence(const ecs::Registry& reg, ecs::Entity e, Duration& t) {
-  const R* r = reg.try_get<R>(e);
-  if (!r) return 0;
-  t = r->stamp;
-  return r->sequence;
-}
-
-template <class R, class Fill>
-JsonFeed sensor_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
-  JsonFeed f;
-  f.channel = channel;
-  f.entity = e;
-  f.sequence = reading_sequence<R>;
-  f.make = [fill](const ecs::Registry& reg, ecs::Entity e, json& j) {
-    const R* r = reg.try_get<R>(e);
-    if (!r) return false;
-    fill(*r, j);
-    return true;
-  };
-  return f;
-}
-
-// The same, written as text without a JSON tree (the fixed-shape samples: IMU, magnetometer,
-// barometer, altimeter, GNSS, air speed), keys in the order the tree would print them (sorted).
-template <class R, class Write>
-JsonFeed sensor_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
-  JsonFeed f;
-  f.channel = channel;
-  f.entity = e;
-  f.sequence = reading_sequence<R>;
-  f.text = [write](const ecs::Registry& reg, ecs::Entity e, std::string& out) {
-    const R* r = reg.try_get<R>(e);
-    if (!r) return false;
-    write(*r, out);
-    return true;
-  };
-  return f;
-}
-
 // A state component's feed: a message when its text changed.
 template <class C, class Fill>
 JsonFeed state_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
@@ -121,6 +79,30 @@ JsonFeed state_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
     write(*x, out);
     return true;
   };
+  return f;
+}
+
+template <class R>
+std::uint64_t reading_sequence(const ecs::Registry& reg, ecs::Entity e, Duration& t) {
+  const R* r = reg.try_get<R>(e);
+  if (!r) return 0;
+  t = r->stamp;
+  return r->sequence;
+}
+
+// A sensor's feed: a message per new reading (its sequence moved), stamped with the sample's
+// time; built as a JSON tree, or, for the fixed-shape samples (IMU, magnetometer, barometer,
+// altimeter, GNSS, air speed), written as text.
+template <class R, class Fill>
+JsonFeed sensor_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
+  JsonFeed f = state_feed<R>(e, channel, std::move(fill));
+  f.sequence = reading_sequence<R>;
+  return f;
+}
+template <class R, class Write>
+JsonFeed sensor_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
+  JsonFeed f = state_text_feed<R>(e, channel, std::move(write));
+  f.sequence = reading_sequence<R>;
   return f;
 }
 
