@@ -22,11 +22,15 @@ raw=$build/bench/kestrel_raw_islands_bench
 [ -x "$raw" ] || { echo "swarm_islands_bench: $raw not built (cmake --build $build --target kestrel_raw_islands_bench)" >&2; exit 2; }
 tmp=$(mktemp -d /tmp/kestrel-swarm-islands.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-"$kestrel" make-swarm "$n" --islands -o "$tmp/sw.sdf" 2> /dev/null
-"$kestrel" make-swarm 1 --islands -o "$tmp/one.sdf" 2> /dev/null
-"$kestrel" export-mjcf "$tmp/one.sdf" -o "$tmp/one.xml" 2> /dev/null
+# run CMD...: runs it, its output kept; on failure says which command failed and what it said
+run() {
+  "$@" > "$tmp/log" 2>&1 || { echo "swarm_islands_bench: failed: $*" >&2; tail -3 "$tmp/log" >&2; exit 1; }
+}
+run "$kestrel" make-swarm "$n" --islands -o "$tmp/sw.sdf"
+run "$kestrel" make-swarm 1 --islands -o "$tmp/one.sdf"
+run "$kestrel" export-mjcf "$tmp/one.sdf" -o "$tmp/one.xml"
 
-# step_ms CORES SECONDS -> the step loop's wall time [s] of a SECONDS run
+# loop_s CORES SECONDS -> the step loop's wall time [s] of a SECONDS run
 loop_s() {
   taskset -c "$1" "$kestrel" run "$tmp/sw.sdf" --no-transport --rtf 0 --duration "$2" \
     > "$tmp/out" 2> "$tmp/err" || true
@@ -35,25 +39,26 @@ loop_s() {
   [ -n "$summary" ] || { echo "swarm_islands_bench: the run failed:" >&2; tail -3 "$tmp/err" >&2; exit 1; }
   sed -E 's/.*wall time ([0-9.]+) s.*/\1/' <<< "$summary"
 }
+# raw_ms ARGS... -> kestrel_raw_islands_bench's ms per step
+raw_ms() { "$raw" "$@" "$n" "$tmp/one.xml" | sed -E 's/.*: ([0-9.]+) ms per step/\1/'; }
+
+declare -A kg kf rg rf  # ground and flight ms per step by thread count
 printf '%-34s %10s %10s\n' "$n vehicles, ms per step" ground flight
-for cores in 0 0,1; do
+for t in 1 2; do
+  cores=$([ "$t" = 1 ] && echo 0 || echo 0,1)
   t1=$(loop_s "$cores" 1)
   t3=$(loop_s "$cores" 3)
-  threads=$(tr ',' '\n' <<< "$cores" | wc -l)
-  ground=$(awk -v a="$t1" 'BEGIN { printf "%.2f", 1000 * a / 1000 }')
-  flight=$(awk -v a="$t1" -v b="$t3" 'BEGIN { printf "%.2f", 1000 * (b - a) / 2000 }')
-  printf '%-34s %10s %10s\n' "kestrel, $threads island thread(s)" "$ground" "$flight"
-  eval "k_ground_$threads=$ground k_flight_$threads=$flight"
+  kg[$t]=$(awk -v a="$t1" 'BEGIN { printf "%.2f", a }')  # 1000 steps: s = ms per step
+  kf[$t]=$(awk -v a="$t1" -v b="$t3" 'BEGIN { printf "%.2f", 1000 * (b - a) / 2000 }')
+  printf '%-34s %10s %10s\n' "kestrel, $t island thread(s)" "${kg[$t]}" "${kf[$t]}"
 done
-for threads in 1 2; do
-  g=$("$raw" --threads="$threads" "$n" "$tmp/one.xml" | sed -E 's/.*: ([0-9.]+) ms per step/\1/')
-  f=$("$raw" --fly --threads="$threads" "$n" "$tmp/one.xml" | sed -E 's/.*: ([0-9.]+) ms per step/\1/')
-  printf '%-34s %10s %10s\n' "raw MuJoCo, $threads thread(s)" "$g" "$f"
-  eval "r_ground_$threads=$g r_flight_$threads=$f"
+for t in 1 2; do
+  rg[$t]=$(raw_ms --threads="$t")
+  rf[$t]=$(raw_ms --fly --threads="$t")
+  printf '%-34s %10s %10s\n' "raw MuJoCo, $t thread(s)" "${rg[$t]}" "${rf[$t]}"
 done
-for threads in 1 2; do
-  eval "kg=\$k_ground_$threads kf=\$k_flight_$threads rg=\$r_ground_$threads rf=\$r_flight_$threads"
-  awk -v t="$threads" -v kg="$kg" -v kf="$kf" -v rg="$rg" -v rf="$rf" 'BEGIN {
+for t in 1 2; do
+  awk -v t="$t" -v kg="${kg[$t]}" -v kf="${kf[$t]}" -v rg="${rg[$t]}" -v rf="${rf[$t]}" 'BEGIN {
     printf "%-34s %10.2f %10.2f\n", "kestrel / raw, " t " thread(s)", kg / rg, kf / rf
     printf "%-34s %10.3f %10.3f\n", "RTF kestrel, " t " thread(s)", 1 / kg, 1 / kf
     printf "%-34s %10.3f %10.3f\n", "RTF raw MuJoCo alone, " t " thread(s)", 1 / rg, 1 / rf }'
