@@ -468,7 +468,8 @@ TEST_F(TransportTest, SensorReadingsArePublishedWhenTheirSequenceAdvances) {
   for (std::uint64_t k = 1; k <= last + 1; ++k) EXPECT_LE(received(k), 1) << "sample " << k;
 }
 
-// Writes readings with a growing sequence (write(seq)) until a message arrives on `topic`.
+// Writes readings with a growing sequence (write(seq)) until a message arrives on `topic` (or a
+// minute has passed).
 template <class M>
 M receive(Node& node, sim::Runner& runner, const std::string& topic,
           const std::function<void(sim::Runner&, std::uint64_t)>& write) {
@@ -485,7 +486,10 @@ M receive(Node& node, sim::Runner& runner, const std::string& topic,
   };
   Unsubscribe guard{&node, {topic}};
   EXPECT_TRUE(node.Subscribe(topic, cb));
-  for (std::uint64_t seq = 1; seq < 300; ++seq) {
+  // A deadline in wall time, not a count of tries: discovery under a sanitizer on a loaded
+  // machine took longer than 300 tries of 20 ms (CI).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (std::uint64_t seq = 1; std::chrono::steady_clock::now() < deadline; ++seq) {
     detail::on_step_thread<bool>(
         runner,
         [&, seq](sim::Runner& r) {
