@@ -223,6 +223,46 @@ TEST(PhysicsSdf, MeshCollisionFromRelativeUriRestsOnItsScaledHull) {
   fs::remove_all(dir);
 }
 
+// <fdir1 gz:expressed_in='base'>: the first friction direction in another link's frame. A cube
+// whose collision has μ 1 along fdir1 and none across (<mu2>0), on a link welded to a base turned
+// 90°: fdir1 = x of the base is the world's y, so pushed along the world's x the cube slides
+// freely; the same fdir1 in the collision's own frame holds it.
+TEST(PhysicsSdf, FrictionDirectionExpressedInAnotherLink) {
+  auto velocity_x = [](const std::string& attribute) {
+    const std::string sdf = R"(<?xml version="1.0"?>
+<sdf version="1.9"><world name="w">
+  <physics type="ode"><max_step_size>0.001</max_step_size></physics>
+  <model name="ground"><static>true</static><link name="l"><collision name="c">
+    <geometry><plane><normal>0 0 1</normal></plane></geometry></collision></link></model>
+  <model name="cart"><pose>0 0 0.1 0 0 0</pose>
+    <link name="base"><pose>0 0 0 0 0 1.5707963267948966</pose>
+      <inertial><mass>0.1</mass><inertia><ixx>1e-3</ixx><iyy>1e-3</iyy><izz>1e-3</izz></inertia></inertial>
+    </link>
+    <link name="body">
+      <inertial><mass>2</mass><inertia><ixx>0.013</ixx><iyy>0.013</iyy><izz>0.013</izz></inertia></inertial>
+      <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry>
+        <surface><friction><ode><mu>1</mu><mu2>0</mu2>
+          <fdir1 )" + attribute + R"(>1 0 0</fdir1></ode></friction></surface></collision>
+    </link>
+    <joint name="weld" type="fixed"><parent>base</parent><child>body</child></joint>
+  </model>
+</world></sdf>)";
+    Loaded w{std::string_view(sdf)};
+    EXPECT_FALSE(w.desc.findings.has_errors());
+    w.start();
+    const auto body = w.r().find_scoped("w::cart::body");
+    for (int k = 0; k < 300; ++k) w.runner->step_once();
+    w.r().add<c::ExternalWorldWrenchCmd>(body);
+    for (int k = 0; k < 1000; ++k) {
+      w.r().get<c::ExternalWorldWrenchCmd>(body).force = {3, 0, 0};
+      w.runner->step_once();
+    }
+    return w.r().get<c::WorldLinearVelocity>(body).value.X();
+  };
+  EXPECT_NEAR(velocity_x("gz:expressed_in=\"base\""), 3 / 2.1, 2e-3);  // F / m for 1 s
+  EXPECT_LT(std::abs(velocity_x("")), 1e-3);
+}
+
 TEST(PhysicsSdf, GazeboCorpusRunsWhereSupported) {
   const std::filesystem::path dir = std::filesystem::path(KESTREL_SHARED_DIR) / "worlds" / "gz";
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no corpus at " << dir;

@@ -473,6 +473,7 @@ ecs::Entity Walker::model(const ::sdf::Model& m, ecs::Entity parent, const Pose3
 
   for (uint64_t i = 0; i < m.LinkCount(); ++i)
     link(*m.LinkByIndex(i), e, X_WM, is_static, m.EnableWind());
+  resolve_friction_frames(e);
   for (uint64_t i = 0; i < m.FrameCount(); ++i) {
     const auto& f = *m.FrameByIndex(i);
     const Pose3d X =
@@ -557,7 +558,19 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
             if (const Element* ode = fr->child("ode")) {
               s.mu = ode->get_or<double>("mu", 1.0);
               s.mu2 = ode->get_or<double>("mu2", s.mu);
-              unsupported_children(ode, {"mu", "mu2"}, ce);
+              s.slip1 = ode->get_or<double>("slip1", 0.0);
+              s.slip2 = ode->get_or<double>("slip2", 0.0);
+              if (!(s.slip1 >= 0) || !(s.slip2 >= 0) || !std::isfinite(s.slip1) ||
+                  !std::isfinite(s.slip2)) {
+                error({ode->file(), ode->line()}, ce,
+                      fmt::format("<slip1> {} and <slip2> {}: slip compliances are finite "
+                                  "and >= 0 [m/s/N]",
+                                  s.slip1, s.slip2));
+              }
+              if (const Element* f = ode->child("fdir1")) {
+                friction_direction(*f, ce, s);
+              }
+              unsupported_children(ode, {"mu", "mu2", "slip1", "slip2", "fdir1"}, ce);
             }
             if (const Element* t = fr->child("torsional")) {
               s.mu_torsional = t->get_or<double>("coefficient", 0.0);
@@ -606,6 +619,45 @@ void Walker::link(const ::sdf::Link& l, ecs::Entity model, const Pose3d& X_WM, b
   }
   for (uint64_t i = 0; i < l.SensorCount(); ++i) sensor(*l.SensorByIndex(i), e, X_WL, l.Name());
   for (uint64_t i = 0; i < l.LightCount(); ++i) light(*l.LightByIndex(i), e, X_WL, l.Name());
+}
+
+// <fdir1> in the collision's frame, or in a link's (gz:expressed_in, Gazebo's and
+// ignition's spelling; gz-physics' DART reads it so): a unit vector, zero meaning unset.
+void Walker::friction_direction(const Element& f, ecs::Entity collision, c::Surface& s) {
+  f.reject_unknown_attributes({"gz:expressed_in", "ignition:expressed_in"});
+  const Vector3d dir = f.value<Vector3d>();
+  if (!dir.IsFinite()) {
+    error({f.file(), f.line()}, collision, "<fdir1> is not a finite vector");
+    return;
+  }
+  if (dir != Vector3d::Zero) s.fdir1 = dir.Normalized();
+  auto frame = f.attribute("gz:expressed_in");
+  if (!frame) frame = f.attribute("ignition:expressed_in");
+  if (frame) friction_frames_.push_back({collision, *frame, {f.file(), f.line()}});
+}
+
+void Walker::resolve_friction_frames(ecs::Entity model) {
+  std::vector<PendingFrictionFrame> rest;
+  for (auto& p : friction_frames_) {
+    const ecs::Entity link = reg_.parent(p.collision);
+    if (reg_.parent(link) != model) {
+      rest.push_back(std::move(p));
+      continue;
+    }
+    const ecs::Entity frame = reg_.child_by_name(model, p.link);
+    if (frame == ecs::kNullEntity || !reg_.has<c::Link>(frame)) {
+      std::string links;
+      for (ecs::Entity ch : reg_.children(model)) {
+        if (reg_.has<c::Link>(ch)) links += (links.empty() ? "" : ", ") + reg_.get<c::Name>(ch).value;
+      }
+      error(p.where, p.collision,
+            "<fdir1 expressed_in='" + p.link + "'>: no link '" + p.link + "' in model '" +
+                reg_.scoped_name(model) + "' (links: " + links + ")");
+      continue;
+    }
+    reg_.get<c::Surface>(p.collision).fdir1_link = frame;
+  }
+  friction_frames_ = std::move(rest);
 }
 
 void Walker::check_inertial(const Element* link, const ::sdf::Link& l, ecs::Entity e,

@@ -60,6 +60,7 @@ class Walker {
   /// Resolves a mesh/heightmap URI to a file (path left empty and a finding made if it cannot).
   void resolve_shape_file(components::Geometry& g, const ::sdf::ElementPtr& el, ecs::Entity e,
                           bool collision);
+  void friction_direction(const Element& fdir1, ecs::Entity collision, components::Surface& s);
   void check_inertial(const Element* link, const ::sdf::Link& l, ecs::Entity e, bool is_static);
   void fluid_added_mass(const Element& fa, const ::sdf::Link& l, ecs::Entity e, const Loc& where);
   /// Reports every child of `el` whose name is not in `handled`: nothing is dropped silently.
@@ -83,6 +84,15 @@ class Walker {
     std::shared_ptr<const Element> xml;
   };
   std::vector<PendingMimic> mimics_;
+  // <fdir1 gz:expressed_in="LINK">: the link, by name in the collision's model, once the
+  // model's links exist (resolve_friction_frames).
+  struct PendingFrictionFrame {
+    ecs::Entity collision;
+    std::string link;
+    Loc where;
+  };
+  std::vector<PendingFrictionFrame> friction_frames_;
+  void resolve_friction_frames(ecs::Entity model);
 };
 
 }  // namespace kestrel::sdf::detail

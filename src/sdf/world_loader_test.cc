@@ -21,6 +21,7 @@ namespace {
 namespace c = components;
 namespace fs = std::filesystem;
 using ignition::math::Pose3d;
+using ignition::math::Vector3d;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -240,6 +241,44 @@ TEST(WorldLoader, InertiaProblemsAreErrorsNamingTheLink) {
   EXPECT_THAT(m, HasSubstr("link 'neg' is not positive definite"));
   EXPECT_EQ(l->d.findings.count(Severity::kError), 4u) << m;
   EXPECT_EQ(l->d.findings.count(Severity::kWarning), 1u) << m;  // missing: loud default
+}
+
+// <ode>'s <mu2>, <slip1>, <slip2> and <fdir1> (in the collision's frame, or a link's through
+// gz:expressed_in / ignition:expressed_in) are read; bad values are errors at their line.
+TEST(WorldLoader, FrictionDirectionsAndSlipAreRead) {
+  auto surface_of = [](const std::string& ode) {
+    return "<model name='m'><link name='base'>" + std::string(kInertial) +
+           "</link><link name='wheel'>" + kInertial +
+           "<collision name='c'><geometry><sphere><radius>0.1</radius></sphere></geometry>"
+           "<surface><friction><ode>" +
+           ode + "</ode></friction></surface></collision></link></model>";
+  };
+  auto l = load(world(surface_of(
+      "<mu>0.9</mu><mu2>0.2</mu2><slip1>0.03</slip1><slip2>0.01</slip2>"
+      "<fdir1 gz:expressed_in='base'>0 0 2</fdir1>")));
+  EXPECT_EQ(messages(l->d), "");
+  const auto& s = l->reg.get<c::Surface>(l->reg.find_scoped("w::m::wheel::c"));
+  EXPECT_EQ(s.mu, 0.9);
+  EXPECT_EQ(s.mu2, 0.2);
+  EXPECT_EQ(s.slip1, 0.03);
+  EXPECT_EQ(s.slip2, 0.01);
+  EXPECT_EQ(s.fdir1, Vector3d(0, 0, 1));
+  EXPECT_EQ(s.fdir1_link, l->reg.find_scoped("w::m::base"));
+  l = load(world(surface_of("<fdir1 ignition:expressed_in='wheel'>1 0 0</fdir1>")));
+  EXPECT_EQ(messages(l->d), "");
+  EXPECT_EQ(l->reg.get<c::Surface>(l->reg.find_scoped("w::m::wheel::c")).fdir1_link,
+            l->reg.find_scoped("w::m::wheel"));
+  l = load(world(surface_of("<fdir1>0 0 0</fdir1>")));  // SDF's default: none
+  EXPECT_EQ(l->reg.get<c::Surface>(l->reg.find_scoped("w::m::wheel::c")).fdir1, Vector3d::Zero);
+  const std::string m = messages(
+      load(world(surface_of("<slip1>-0.1</slip1><fdir1 gz:expressed_in='chassis'>1 0 0</fdir1>")))
+          ->d);
+  EXPECT_THAT(m, HasSubstr("test.sdf:3: [w::m::wheel::c] <slip1> -0.1 and <slip2> 0: slip "
+                           "compliances are finite and >= 0 [m/s/N]"));
+  EXPECT_THAT(m, HasSubstr("<fdir1 expressed_in='chassis'>: no link 'chassis' in model 'w::m' "
+                           "(links: base, wheel)"));
+  EXPECT_THAT(messages(load(world(surface_of("<fdir1 frame='x'>1 0 0</fdir1>")))->d),
+              HasSubstr("frame"));
 }
 
 TEST(WorldLoader, StaticModelsNeedNoInertial) {

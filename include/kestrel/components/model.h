@@ -125,9 +125,20 @@ struct Geometry {
 };
 
 /// Contact surface of a collision (SDF <surface>). Absent values keep SDF's defaults.
+/// Friction has two directions in a contact's plane, as in ODE and DART: the first along
+/// `fdir1` projected onto the plane, the second across it (src/physics/README.md, "Friction
+/// directions and slip").
 struct Surface {
   double mu = 1.0;            ///< Coulomb friction along the first direction (<ode><mu>)
   double mu2 = 1.0;           ///< along the second direction
+  /// First friction direction (<ode><fdir1>), unit, in the collision frame or in the frame of
+  /// `fdir1_link`; zero when not given (then DART's default: the world's z axis).
+  ignition::math::Vector3d fdir1;
+  /// The link `fdir1` is expressed in (<fdir1 gz:expressed_in>), or kNullEntity: the collision.
+  ecs::Entity fdir1_link = ecs::kNullEntity;
+  /// Force-dependent slip along the first and second direction [m/s/N] (<ode><slip1>,
+  /// <slip2>): the contact slides at slip × its friction force there. 0: none.
+  double slip1 = 0.0, slip2 = 0.0;
   double mu_torsional = 0.0;  ///< torsional friction coefficient (<torsional><coefficient>)
   double patch_radius = 0.0;  ///< torsional patch radius [m]
   double restitution = 0.0;   ///< <bounce><restitution_coefficient>

@@ -179,4 +179,22 @@ struct AngularVelocityCmd {
   ignition::math::Vector3d value;
 };
 
+/// On a collision: the force-dependent slip of its contacts along their first and second
+/// friction directions [m/s/N] (components::Surface says which directions), in place of its
+/// surface's <slip1>/<slip2>, held every step while the component exists (Gazebo's
+/// SlipComplianceCmd, which WheelSlip writes).
+struct SlipComplianceCmd {
+  double slip1 = 0.0;  ///< along the first direction [m/s/N]
+  double slip2 = 0.0;  ///< along the second direction [m/s/N]
+};
+
+/// On a collision: the friction coefficients of its contacts along their first and second
+/// direction, in place of the smaller of the two surfaces' (gz-sim main's WheelSlip sets a
+/// contact's coefficients so), held every step while the component exists. Written by
+/// LookupWheelSlip.
+struct ContactFrictionCmd {
+  double mu = 1.0;   ///< along the first direction
+  double mu2 = 1.0;  ///< along the second direction
+};
+
 }  // namespace kestrel::components

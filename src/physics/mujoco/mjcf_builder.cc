@@ -814,12 +814,6 @@ class Builder {
     if (!(s.mu >= 0) || !(s.mu2 >= 0) || !(s.mu_torsional >= 0) || !(s.patch_radius >= 0)) {
       issue(Severity::kError, g, "friction coefficients must be >= 0");
     }
-    if (s.mu2 != s.mu) {
-      issue(Severity::kWarning, g,
-            fmt::format("mu2 ({}) differs from mu ({}): MuJoCo's friction is isotropic; "
-                        "mu is used in both directions",
-                        s.mu2, s.mu));
-    }
     if (s.restitution > 0) {
       issue(Severity::kWarning, g, "restitution (bounce) is not supported by the MuJoCo backend");
     }

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,6 +38,7 @@
 #include "kestrel/components/world.h"
 #include "kestrel/core/memory.h"
 #include "kestrel/physics/physics.h"
+#include "physics/mujoco/contact_surface.h"
 #include "physics/mujoco/guard.h"
 #include "physics/mujoco/island.h"
 #include "physics/mujoco/mesh_file.h"
@@ -111,6 +113,31 @@ void phase_integrate_half(const mjModel* m, mjData* d) {
   mj_sensorPos(m, d);
   mj_energyPos(m, d);
   mj_comVel(m, d);
+}
+// mj_fwdPosition in its two halves, for contacts shaped in between (contact_surface.h):
+// kinematics, inertia and collision, then the constraint rows and their projection
+void position_collide(const mjModel* m, mjData* d) {
+  mj_kinematics(m, d);
+  mj_comPos(m, d);
+  mj_camlight(m, d);
+  mj_tendon(m, d);
+  mj_crb(m, d);
+  mj_factorM(m, d);
+  mj_collision(m, d);
+}
+void position_rows(const mjModel* m, mjData* d) {
+  mj_makeConstraint(m, d);
+  mj_transmission(m, d);
+  mj_projectConstraint(m, d);
+}
+// the parts of mj_step1 around its position pass
+void check_state(const mjModel* m, mjData* d) {
+  mj_checkPos(m, d);
+  mj_checkVel(m, d);
+}
+void after_position(const mjModel* m, mjData* d) {
+  mj_sensorPos(m, d);
+  mj_energyPos(m, d);
 }
 
 Vector3d v3(const mjtNum* p) { return Vector3d(p[0], p[1], p[2]); }
@@ -216,6 +243,7 @@ struct Mapping {
   std::vector<Jnt> joints;
   std::vector<Mdl> models;
   std::vector<ecs::Entity> geom_entity;               // by MuJoCo geom id
+  EntityIndex geom_of;                                // collision entity → MuJoCo geom id
   std::vector<ecs::Entity> jnt_entity;                // by MuJoCo joint id (free joint: its link)
   EntityIndex body_of, joint_of, model_of;            // entity → index into bodies/joints/models
   std::unordered_map<ecs::Entity, Pose3d> reference;  // zero-configuration world poses
@@ -375,6 +403,8 @@ class MujocoEngine final : public IslandEngine {
     DataPtr d(call(mj_makeData, static_cast<const mjModel*>(m.get())));
     if (!d) throw too_big(sizes, take_warnings());
     Mapping mp = map(r, mjcf, m.get());
+    mujoco::ContactSurfaces surfaces = surfaces_of(r, m.get(), mp);
+    if (surfaces.any_slip()) solve_for_slip(r, m.get());
 
     for (const Body& b : mp.bodies) {
       if (b.qadr < 0) continue;
@@ -398,15 +428,18 @@ class MujocoEngine final : public IslandEngine {
       }
     }
 
-    guarded(r, m.get(), d.get(), "computing the initial state", mj_step1);
-    while (buffers_full(d.get())) d = grow(r, m.get(), d.get(), sizes);
+    step1(r, m.get(), d.get(), surfaces, "computing the initial state");
+    while (buffers_full(d.get())) d = grow(r, m.get(), d.get(), sizes, surfaces);
     check_warnings(r, m.get(), d.get(), mp, "at build");
-    trial_step(r, mp, m.get(), d.get());
+    trial_step(r, mp, surfaces, m.get(), d.get());
 
     // Taken over.
     m_ = std::move(m);
     d_ = std::move(d);
     map_ = std::move(mp);
+    surfaces_ = surfaces;
+    surface_base_ = std::move(surfaces);
+    surface_cmds_.clear();
     sizes_ = sizes;
     grow_pending_ = false;
     issues_ = std::move(mjcf.issues);
@@ -428,6 +461,7 @@ class MujocoEngine final : public IslandEngine {
                      static_cast<const mjModel*>(m0_.get()), static_cast<const mjData*>(d_.get())));
       if (!m0_ || !d0_) throw Error(r.describe(world_), "MuJoCo: cannot copy the model for reset");
       map0_ = map_;
+      surfaces0_ = surface_base_;
       sizes0_ = sizes_;
       xml0_ = xml_;
       issues0_ = issues_;
@@ -436,7 +470,7 @@ class MujocoEngine final : public IslandEngine {
 
   void step(Duration dt, ecs::Registry& r) override {
     if (grow_pending_) {  // the last step's collision filled a buffer
-      d_ = grow(r, m_.get(), d_.get(), sizes_);
+      d_ = grow(r, m_.get(), d_.get(), sizes_, surfaces_);
       grow_pending_ = false;
       forget_wrenches();
       velocity_pending_ = false;  // grow() ran all of mj_step1
@@ -450,11 +484,16 @@ class MujocoEngine final : public IslandEngine {
     const int changed = apply_commands(r);
     // re-kinematics after teleports
     if (changed & kPosChanged) {
-      guarded(r, m, d, "a step", phase_position);
+      if (surfaces_.active()) {
+        position(r, m, d, surfaces_, "a step");
+        guarded(r, m, d, "a step", after_position);
+      } else {
+        guarded(r, m, d, "a step", phase_position);
+      }
       if (buffers_full(d)) {  // a teleport into contacts: grown now, this step needs them
         wrenches_keep_.assign(d->xfrc_applied, d->xfrc_applied + 6 * m->nbody);
         qfrc_keep_.assign(d->qfrc_applied, d->qfrc_applied + m->nv);
-        d_ = grow(r, m, d, sizes_);
+        d_ = grow(r, m, d, sizes_, surfaces_);
         d = d_.get();
         std::copy(wrenches_keep_.begin(), wrenches_keep_.end(), d->xfrc_applied);
         std::copy(qfrc_keep_.begin(), qfrc_keep_.end(), d->qfrc_applied);
@@ -467,6 +506,7 @@ class MujocoEngine final : public IslandEngine {
     // mj_step1's second half (passive and bias forces) for the velocities in force now: needed
     // after imposed velocities, teleports, or when the previous step stopped after the first half
     if (velocity_pending_ || changed != 0) guarded(r, m, d, "a step", phase_velocity);
+    if (surfaces_.active()) surfaces_.slip(m, d);
     if (!servos_.empty()) servo_reference(d);
     if (r.count<c::TrackSurface>() != 0) track_reference(r, m, d);
     if (!map_.added_mass.empty()) add_fluid_mass(r, m, d);
@@ -492,7 +532,15 @@ class MujocoEngine final : public IslandEngine {
     // only the first half (checks, kinematics, collision, the cvel the readout needs) and leave
     // the rest to the next step. Both paths compute the same numbers.
     velocity_pending_ = (changed & kVelChanged) != 0;
-    guarded(r, m, d, "a step", velocity_pending_ ? phase_integrate_half : phase_integrate);
+    if (!surfaces_.active()) {
+      guarded(r, m, d, "a step", velocity_pending_ ? phase_integrate_half : phase_integrate);
+    } else {
+      guarded(r, m, d, "a step", mj_Euler);
+      guarded(r, m, d, "a step", check_state);
+      position(r, m, d, surfaces_, "a step");
+      guarded(r, m, d, "a step", after_position);
+      guarded(r, m, d, "a step", velocity_pending_ ? mj_comVel : phase_velocity);
+    }
     if (buffers_full(d)) {  // grown before the next step uses the contacts
       d->warning[mjWARN_CONTACTFULL].number = d->warning[mjWARN_CNSTRFULL].number = 0;
       grow_pending_ = true;
@@ -517,6 +565,8 @@ class MujocoEngine final : public IslandEngine {
     tree_lo_.clear();
     tree_hi_.clear();
     map_ = map0_;
+    surfaces_ = surface_base_ = surfaces0_;
+    surface_cmds_.clear();
     sizes_ = sizes0_;
     grow_pending_ = false;
     xml_ = xml0_;
@@ -660,7 +710,8 @@ class MujocoEngine final : public IslandEngine {
     return d->warning[mjWARN_CONTACTFULL].number != 0 || d->warning[mjWARN_CNSTRFULL].number != 0;
   }
 
-  DataPtr grow(const ecs::Registry& r, mjModel* m, const mjData* old, Sizes& sizes) const {
+  DataPtr grow(const ecs::Registry& r, mjModel* m, const mjData* old, Sizes& sizes,
+               const mujoco::ContactSurfaces& surfaces) const {
     Sizes next = sizes;
     next.nconmax = 2 * sizes.nconmax;
     next.njmax = next.nconmax * sizes.rows_per_contact + sizes.extra_rows;
@@ -677,7 +728,7 @@ class MujocoEngine final : public IslandEngine {
     mju_copy(d->qvel, old->qvel, m->nv);
     mju_copy(d->act, old->act, m->na);
     mju_copy(d->qacc_warmstart, old->qacc_warmstart, m->nv);
-    guarded(r, m, d.get(), "the state again with larger contact buffers", mj_step1);
+    step1(r, m, d.get(), surfaces, "the state again with larger contact buffers");
     sizes = next;
     return d;
   }
@@ -760,19 +811,174 @@ class MujocoEngine final : public IslandEngine {
   // refused where it is built — at load (kestrel check, run) or when a spawn is validated —
   // instead of stopping the run at its next step. Then the data is put back exactly as a build
   // without the trial leaves it: reset, the same positions and velocities, mj_step1.
-  void trial_step(const ecs::Registry& r, const Mapping& mp, const mjModel* m, mjData* d) const {
+  void trial_step(const ecs::Registry& r, const Mapping& mp,
+                  const mujoco::ContactSurfaces& surfaces, const mjModel* m, mjData* d) const {
     const std::vector<mjtNum> q(d->qpos, d->qpos + m->nq), v(d->qvel, d->qvel + m->nv);
     const char* context = "its first step (tried before the world runs)";
     guarded(r, m, d, "a trial step", phase_acceleration);
     check_warnings(r, m, d, mp, context);
-    guarded(r, m, d, "a trial step", phase_integrate);
+    guarded(r, m, d, "a trial step", mj_Euler);
+    step1(r, m, d, surfaces, "a trial step");
     // A full buffer at the trial's end is grown at the first step (grow()).
     d->warning[mjWARN_CONTACTFULL].number = d->warning[mjWARN_CNSTRFULL].number = 0;
     check_warnings(r, m, d, mp, context);
     call(mj_resetData, m, d);
     std::copy(q.begin(), q.end(), d->qpos);
     std::copy(v.begin(), v.end(), d->qvel);
-    guarded(r, m, d, "the initial state", mj_step1);
+    step1(r, m, d, surfaces, "the initial state");
+  }
+
+  // MuJoCo's position pass (mj_fwdPosition), with the contacts shaped between the collision and
+  // the constraint rows when some surface asks for it (contact_surface.h).
+  void position(const ecs::Registry& r, const mjModel* m, mjData* d,
+                const mujoco::ContactSurfaces& surfaces, const char* during) const {
+    if (!surfaces.active()) return guarded(r, m, d, during, mj_fwdPosition);
+    guarded(r, m, d, during, position_collide);
+    surfaces.shape(m, d);
+    guarded(r, m, d, during, position_rows);
+  }
+  // mj_step1 (Kestrel sets no mjcb_control), with position() as its position pass.
+  void step1(const ecs::Registry& r, const mjModel* m, mjData* d,
+             const mujoco::ContactSurfaces& surfaces, const char* during) const {
+    if (!surfaces.active()) return guarded(r, m, d, during, mj_step1);
+    guarded(r, m, d, during, check_state);
+    position(r, m, d, surfaces, during);
+    guarded(r, m, d, during, after_position);
+    guarded(r, m, d, during, phase_velocity);
+  }
+
+  // Each geom's surface from its collision (components::Surface, and the SlipComplianceCmd or
+  // ContactFrictionCmd it holds at the build): what contact_surface.h applies to its contacts.
+  mujoco::ContactSurfaces surfaces_of(const ecs::Registry& r, const mjModel* m,
+                                      const Mapping& mp) const {
+    mujoco::ContactSurfaces out;
+    out.geoms.resize(m->ngeom);
+    for (int g = 0; g < m->ngeom; ++g) {
+      mujoco::GeomSurface& gs = out.geoms[g];
+      gs.mu = gs.mu2 = m->geom_friction[3 * g];
+      const ecs::Entity e = mp.geom_entity[g];
+      const auto* s = e == ecs::kNullEntity ? nullptr : r.try_get<c::Surface>(e);
+      if (s) {
+        gs.mu2 = s->mu2;
+        gs.slip1 = s->slip1;
+        gs.slip2 = s->slip2;
+        gs.fdir[0] = s->fdir1.X(), gs.fdir[1] = s->fdir1.Y(), gs.fdir[2] = s->fdir1.Z();
+        if (s->fdir1_link != ecs::kNullEntity) {
+          const int bi = mp.body_of[s->fdir1_link];
+          gs.fdir_body = bi >= 0 ? mp.bodies[bi].id : m->geom_bodyid[g];
+        }
+      }
+      gs.custom = gs.mu2 != gs.mu || gs.slip1 > 0 || gs.slip2 > 0 || gs.fdir[0] != 0 ||
+                  gs.fdir[1] != 0 || gs.fdir[2] != 0;
+      if (e != ecs::kNullEntity) {
+        const auto* slip = r.try_get<c::SlipComplianceCmd>(e);
+        const auto* friction = r.try_get<c::ContactFrictionCmd>(e);
+        if (slip || friction) surface_command(r, e, slip, friction, gs);
+      }
+    }
+    out.refresh();
+    return out;
+  }
+
+  // A collision's SlipComplianceCmd and ContactFrictionCmd into its geom's surface.
+  static void surface_command(const ecs::Registry& r, ecs::Entity e,
+                              const c::SlipComplianceCmd* slip,
+                              const c::ContactFrictionCmd* friction, mujoco::GeomSurface& gs) {
+    if (slip) {
+      if (!(slip->slip1 >= 0 && slip->slip2 >= 0 && std::isfinite(slip->slip1) &&
+            std::isfinite(slip->slip2))) {
+        throw Error(r.describe(e),
+                    fmt::format("SlipComplianceCmd {} {}: slip compliances are finite and >= 0 "
+                                "[m/s/N]",
+                                slip->slip1, slip->slip2));
+      }
+      gs.slip1 = slip->slip1;
+      gs.slip2 = slip->slip2;
+    }
+    if (friction) {
+      if (!(friction->mu >= 0 && friction->mu2 >= 0 && std::isfinite(friction->mu) &&
+            std::isfinite(friction->mu2))) {
+        throw Error(r.describe(e),
+                    fmt::format("ContactFrictionCmd {} {}: friction coefficients are finite and "
+                                ">= 0",
+                                friction->mu, friction->mu2));
+      }
+      gs.mu = friction->mu;
+      gs.mu2 = friction->mu2;
+      gs.friction_cmd = true;
+    }
+    gs.custom = true;
+  }
+
+  // Slip compliance needs MuJoCo's elliptic cone and PGS solver (contact_surface.h, slip()):
+  // set on the model when it has neither yet (true: the rows are to be made again). PGS's
+  // default 100 sweeps to 1e-8 left a cube's slip on its 8 contacts 1 % short, 400 to 1e-12
+  // within 1e-4 (physics_test ContactSurface.*).
+  bool solve_for_slip(const ecs::Registry& r, mjModel* m) const {
+    if (m->opt.cone == mjCONE_ELLIPTIC && m->opt.solver == mjSOL_PGS) return false;
+    m->opt.cone = mjCONE_ELLIPTIC;
+    m->opt.solver = mjSOL_PGS;
+    m->opt.iterations = std::max(m->opt.iterations, kSlipIterations);
+    m->opt.tolerance = std::min(m->opt.tolerance, kSlipTolerance);
+    spdlog::info("{}: contacts with slip compliance: solved with MuJoCo's elliptic friction cone "
+                 "and PGS solver (src/physics/README.md, \"Friction directions and slip\")",
+                 r.scoped_name(world_));
+    return true;
+  }
+  static constexpr int kSlipIterations = 400;
+  static constexpr double kSlipTolerance = 1e-12;
+
+  // This step's SlipComplianceCmd and ContactFrictionCmd (held while they exist): the geoms
+  // commanded last step get their built surface back, then this step's commands apply. A
+  // change that alters a contact's directions or coefficients (a geom newly commanded, its
+  // friction changed) remakes this step's contacts (kPosChanged); slip applies as it is.
+  int apply_surface_commands(ecs::Registry& r) {
+    std::vector<mujoco::GeomSurface> before;
+    for (int g : surface_cmds_) {
+      before.push_back(surfaces_.geoms[g]);
+      surfaces_.geoms[g] = surface_base_.geoms[g];
+    }
+    const std::vector<int> last = std::move(surface_cmds_);
+    surface_cmds_.clear();
+    auto command = [&](ecs::Entity e, int g) {
+      const auto* slip = r.try_get<c::SlipComplianceCmd>(e);
+      const auto* friction = r.try_get<c::ContactFrictionCmd>(e);
+      if (!slip && !friction) return;
+      if (std::find(surface_cmds_.begin(), surface_cmds_.end(), g) != surface_cmds_.end()) return;
+      surface_command(r, e, slip, friction, surfaces_.geoms[g]);
+      surface_cmds_.push_back(g);
+    };
+    if (!islanded_) {
+      auto each = [&](ecs::Entity e, const char* what) {
+        const int g = map_.geom_of[e];
+        if (g < 0) throw not_simulated(r, e, what, "a collision");
+        command(e, g);
+      };
+      r.each<c::SlipComplianceCmd>(
+          [&](ecs::Entity e, const c::SlipComplianceCmd&) { each(e, "SlipComplianceCmd"); });
+      r.each<c::ContactFrictionCmd>(
+          [&](ecs::Entity e, const c::ContactFrictionCmd&) { each(e, "ContactFrictionCmd"); });
+    } else {  // this island's own geoms (the Physics system checks the rest)
+      for (int g = 0; g < static_cast<int>(map_.geom_entity.size()); ++g) {
+        if (map_.geom_member[g] >= 0) command(map_.geom_entity[g], g);
+      }
+    }
+    surfaces_.refresh();
+    if (surfaces_.any_slip() && solve_for_slip(r, m_.get())) return kPosChanged;
+    // Directions and coefficients are made with the contacts: remade when they change.
+    auto shape_of = [](const mujoco::GeomSurface& gs) {
+      return std::tuple(gs.custom, gs.friction_cmd, gs.mu, gs.mu2);
+    };
+    for (std::size_t k = 0; k < last.size(); ++k) {
+      if (shape_of(before[k]) != shape_of(surfaces_.geoms[last[k]])) return kPosChanged;
+    }
+    for (int g : surface_cmds_) {
+      if (std::find(last.begin(), last.end(), g) == last.end() &&
+          shape_of(surfaces_.geoms[g]) != shape_of(surface_base_.geoms[g])) {
+        return kPosChanged;
+      }
+    }
+    return 0;
   }
 
   void mark_static_geoms() {
@@ -876,7 +1082,11 @@ class MujocoEngine final : public IslandEngine {
       }
     }
     mp.geom_entity.assign(m->ngeom, ecs::kNullEntity);
-    for (ecs::Entity g : mjcf.geoms) mp.geom_entity[name2id(m, mjOBJ_GEOM, r.scoped_name(g))] = g;
+    for (ecs::Entity g : mjcf.geoms) {
+      const int id = name2id(m, mjOBJ_GEOM, r.scoped_name(g));
+      mp.geom_entity[id] = g;
+      mp.geom_of.set(g, id);
+    }
     mp.jnt_entity.assign(m->njnt, world_);
     for (const Body& b : mp.bodies) {
       if (b.dadr >= 0) mp.jnt_entity[m->dof_jntid[b.dadr]] = b.link;
@@ -1060,6 +1270,10 @@ class MujocoEngine final : public IslandEngine {
     if (r.count<c::LinearVelocityCmd>() || r.count<c::AngularVelocityCmd>()) {
       apply_velocity_cmds(r);
       changed |= kVelChanged;
+    }
+    if (!surface_cmds_.empty() || r.count<c::SlipComplianceCmd>() ||
+        r.count<c::ContactFrictionCmd>()) {
+      changed |= apply_surface_commands(r);
     }
     return changed;
   }
@@ -1761,6 +1975,10 @@ class MujocoEngine final : public IslandEngine {
   ModelPtr m_, m0_;
   DataPtr d_, d0_;
   Mapping map_, map0_;
+  // Geom surfaces: as built (and at the first build, for reset), and this step's with the
+  // surface commands; the geoms commanded in the last step.
+  mujoco::ContactSurfaces surfaces_, surface_base_, surfaces0_;
+  std::vector<int> surface_cmds_;
   std::string xml_, xml0_;
   std::vector<PhysicsIssue> issues_, issues0_;
   std::vector<ecs::Entity> touched_geoms_;
