@@ -26,6 +26,7 @@
 #include "systems/kinetic_energy_monitor/kinetic_energy_monitor.h"
 #include "systems/lift_drag/lift_drag.h"
 #include "systems/lighter_than_air_dynamics/lighter_than_air_dynamics.h"
+#include "systems/lookup_wheel_slip/lookup_wheel_slip.h"
 #include "systems/mecanum_drive/mecanum_drive.h"
 #include "systems/motor_failure/motor_failure.h"
 #include "systems/moving_platform_controller/moving_platform_controller.h"
@@ -42,6 +43,7 @@
 #include "systems/tracked_vehicle/tracked_vehicle.h"
 #include "systems/trajectory_follower/trajectory_follower.h"
 #include "systems/velocity_control/velocity_control.h"
+#include "systems/wheel_slip/wheel_slip.h"
 #include "systems/wind_effects/wind_effects.h"
 
 namespace kestrel::world {
@@ -87,6 +89,8 @@ std::span<const BuiltinSystem> builtin_systems() {
       {"TrajectoryFollower", &systems::make_trajectory_follower, false, ""},
       {"TrackController", &systems::make_track_controller, false, ""},
       {"TrackedVehicle", &systems::make_tracked_vehicle, false, ""},
+      {"WheelSlip", &systems::make_wheel_slip, false, ""},
+      {"LookupWheelSlip", &systems::make_lookup_wheel_slip, false, ""},
       {"JointPositionController", &systems::make_joint_position_controller, false, ""},
       {"JointController", &systems::make_joint_controller, false, ""},
       {"JointTrajectoryController", &systems::make_joint_trajectory_controller, false, ""},

@@ -191,17 +191,9 @@ constexpr std::string_view kRenderOnly[] = {"cameravideorecorder", "logvideoreco
                                             "shaderparam"};
 
 // Gazebo systems Kestrel does not build in because what they do has no counterpart here
-// (normalized class names), with what is missing (docs/compatibility.md): MuJoCo 2.2 lacks what
-// they drive in the physics engine, or they read Gazebo's own log format.
+// (normalized class names), with what to use instead (docs/compatibility.md): they read
+// Gazebo's own log format.
 constexpr std::pair<std::string_view, std::string_view> kCannotProvide[] = {
-    {"wheelslip",
-     "it sets ODE/DART's force-dependent slip compliance (slip1/slip2 along fdir1) of each "
-     "wheel's contacts, and MuJoCo 2.2 has neither slip compliance nor a friction direction: "
-     "its friction is isotropic and its softness comes from solref/solimp shared with the "
-     "normal direction"},
-    {"lookupwheelslip",
-     "it sets wheels' slip compliance through WheelSlip's components, and MuJoCo 2.2 has no "
-     "slip compliance"},
     {"logplayback",
      "it plays Gazebo's log (<path>/state.tlog, ign-transport's SQLite log), which Kestrel does "
      "not read: replay a Kestrel recording with `kestrel replay FILE.mcap`"},
