@@ -293,7 +293,7 @@ INSTANTIATE_TEST_SUITE_P(
               "its wheels' <max_contacts>1 (one contact per wheel, a point that pivots) is not "
               "honoured: MuJoCo touches each 0.22 m wide wheel at both ends of its width, and "
               "that scrub holds the chassis against the 26 N·m per wheel its PI gives (yaw "
-              "0.003 of r·Δω / track)"}),
+              "0.05 of r·Δω / track)"}),
     [](const auto& info) { return std::string(info.param.model); });
 
 }  // namespace

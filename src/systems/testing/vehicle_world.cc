@@ -47,10 +47,17 @@ std::string vehicle_model(const VehicleOptions& o) {
       </link>)",
                               fmt::arg("name", o.name), fmt::arg("pose", o.pose));
   if (o.skid) {
-    s += wheel("front_left_wheel", "0.554283 0.625029 -0.025 -1.5707 0 0", o.wheel_surface);
-    s += wheel("rear_left_wheel", "-0.957138 0.625029 -0.025 -1.5707 0 0", o.wheel_surface);
-    s += wheel("front_right_wheel", "0.554282 -0.625029 -0.025 -1.5707 0 0", o.wheel_surface);
-    s += wheel("rear_right_wheel", "-0.957138 -0.625029 -0.025 -1.5707 0 0", o.wheel_surface);
+    auto surface = [&](const char* fdir1) {
+      if (!o.mecanum_rollers) return o.wheel_surface;
+      return fmt::format(
+          "<surface><friction><ode><mu>1.0</mu><mu2>0.0</mu2>"
+          "<fdir1 ignition:expressed_in=\"chassis\">{}</fdir1></ode></friction></surface>",
+          fdir1);
+    };
+    s += wheel("front_left_wheel", "0.554283 0.625029 -0.025 -1.5707 0 0", surface("1 -1 0"));
+    s += wheel("rear_left_wheel", "-0.957138 0.625029 -0.025 -1.5707 0 0", surface("1 1 0"));
+    s += wheel("front_right_wheel", "0.554282 -0.625029 -0.025 -1.5707 0 0", surface("1 1 0"));
+    s += wheel("rear_right_wheel", "-0.957138 -0.625029 -0.025 -1.5707 0 0", surface("1 -1 0"));
     s += hinge("front_left_wheel_joint", "front_left_wheel");
     s += hinge("front_right_wheel_joint", "front_right_wheel");
     s += hinge("rear_left_wheel_joint", "rear_left_wheel");

@@ -18,6 +18,9 @@ struct VehicleOptions {
   std::string pose = "0 0 0.325 0 0 0";
   bool skid = false;          ///< four wheels (diff_drive_skid.sdf) instead of two and a caster
   std::string wheel_surface;  ///< extra XML inside every wheel <collision> (e.g. <surface>)
+  /// The four wheels (with `skid`) get gz-sim's mecanum_drive.sdf rollers: μ 1 along fdir1
+  /// (±45° in the chassis frame), μ2 0 across it.
+  bool mecanum_rollers = false;
   std::string plugins;        ///< XML inside the model, after the joints
 };
 
