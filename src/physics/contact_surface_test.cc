@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kestrel/components/physics.h"
+#include "kestrel/components/physics_islands.h"
 #include "physics/test_worlds.h"
 
 namespace kestrel::physics {
@@ -32,6 +33,7 @@ struct Push {
   double seconds = 1.0;
   // A SlipComplianceCmd on the cube's collision from the start (slip1 < 0: none).
   double cmd_slip1 = -1, cmd_slip2 = 0;
+  bool islands = false;  // <kestrel:physics_islands/>
 };
 struct Pushed {
   Vector3d velocity;
@@ -47,7 +49,10 @@ Pushed push(const Push& p) {
   const auto link = w.link(model, "link", Pose3d::Zero, kMass, {I, I, I});
   const auto col = w.collision(link, "collision", c::Geometry{c::BoxShape{{0.2, 0.2, 0.2}}},
                                Pose3d(0, 0, 0, 0, 0, p.yaw), p.surface);
-  if (p.cmd_slip1 >= 0) w.r().add<c::SlipComplianceCmd>(col, c::SlipComplianceCmd{p.cmd_slip1, p.cmd_slip2});
+  if (p.cmd_slip1 >= 0) {
+    w.r().add<c::SlipComplianceCmd>(col, c::SlipComplianceCmd{p.cmd_slip1, p.cmd_slip2});
+  }
+  if (p.islands) w.r().add<c::PhysicsIslands>(w.world());
   w.start();
   w.step(300);  // settled on the ground
   w.r().add<c::ExternalWorldWrenchCmd>(link);
@@ -264,6 +269,36 @@ TEST(ContactSurface, SlipOnSurfacesOfLargeFriction) {
   const Pushed slipping = push(p);
   EXPECT_NEAR(slipping.velocity.X() - plain.velocity.X(), s * F / slipping.contacts,
               1e-3 * s * F / slipping.contacts);
+}
+
+// Islands (each with its own MuJoCo model) apply slip as one model does; a surface command on
+// a collision no island moves (the ground's) is refused.
+TEST(ContactSurface, IslandsSlipAsOneModelAndRefuseStaticCollisions) {
+  Push p;
+  p.ground = surface(1, 1);
+  p.surface = surface(1, 1, {1, 0, 0});
+  p.surface.slip1 = 0.02;
+  p.force = {0.1 * kMass * kG, 0, 0};
+  const Pushed one = push(p);
+  p.islands = true;
+  const Pushed islands = push(p);
+  EXPECT_NEAR(islands.velocity.X(), one.velocity.X(), 1e-9);
+  TestWorld w;
+  const auto ground = w.ground();
+  w.box("box", {0, 0, 0.1}, {0.2, 0.2, 0.2}, kMass);
+  w.r().add<c::PhysicsIslands>(w.world());
+  w.start();
+  w.r().add<c::SlipComplianceCmd>(w.r().child_by_name(link_of(w.r(), ground), "collision"),
+                                  c::SlipComplianceCmd{0.1, 0});
+  try {
+    w.step();
+    ADD_FAILURE() << "a slip on the static ground was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "SlipComplianceCmd needs a collision of a moving link simulated by Physics"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Slip and friction directions change nothing in determinism and reset.

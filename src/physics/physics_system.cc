@@ -442,6 +442,19 @@ class PhysicsSystem final : public System,
     r.each<c::JointVelocityCmd>([&](ecs::Entity e, const c::JointVelocityCmd&) {
       require(r, e, owned_joints_, "JointVelocityCmd", "a joint");
     });
+    // Surface commands act on the contacts of a moving link's collision (its island's).
+    auto on_moving_collision = [&](ecs::Entity e, const char* what) {
+      const ecs::Entity link = r.parent(e);
+      if (!r.has<c::Collision>(e) || !owned_links_.count(link)) {
+        throw Error(r.describe(e),
+                    fmt::format("{} needs a collision of a moving link simulated by Physics", what));
+      }
+    };
+    r.each<c::SlipComplianceCmd>(
+        [&](ecs::Entity e, const c::SlipComplianceCmd&) { on_moving_collision(e, "SlipComplianceCmd"); });
+    r.each<c::ContactFrictionCmd>([&](ecs::Entity e, const c::ContactFrictionCmd&) {
+      on_moving_collision(e, "ContactFrictionCmd");
+    });
     for (ecs::Entity g : static_geoms_) {
       if (auto* cs = r.try_get<c::Contacts>(g)) cs->points.clear();
     }
