@@ -50,7 +50,8 @@ void ContactSurfaces::refresh() {
   active_ = any_slip_ = false;
   for (const GeomSurface& s : geoms) {
     active_ = active_ || s.custom;
-    any_slip_ = any_slip_ || s.slip1 > 0 || s.slip2 > 0;
+    // A surface without friction (PX4's lawnmower casters: μ 0 with slip 1) slips on nothing.
+    any_slip_ = any_slip_ || ((s.slip1 > 0 || s.slip2 > 0) && (s.mu > 0 || s.mu2 > 0));
   }
 }
 

@@ -46,8 +46,8 @@ class ContactSurfaces {
   /// direction, or a ContactFrictionCmd's).
   void shape(const mjModel* m, mjData* d) const;
 
-  /// Some geom has slip compliance: the model must use the elliptic cone and the PGS solver
-  /// (see slip()).
+  /// Some geom with friction has slip compliance: the model must use the elliptic cone and PGS
+  /// solver (see slip()).
   bool any_slip() const { return any_slip_; }
 
   /// After the position pass, before the constraint solve, on a model with the elliptic cone
