@@ -170,6 +170,33 @@ TEST(RenderCamera, OutputDoesNotDependOnTheThreadCount) {
   EXPECT_GT(hits, 100u);
 }
 
+// A camera without distortion or skew takes its rays from the model, not from camera_rays'
+// table (render_camera): its frame is byte for byte the one of the same camera with a distortion
+// too small to move a ray (k1 1e-300: 1 + k1·r² is 1), which reads the table.
+TEST(RenderCamera, UndistortedDirectionsFromTheModelAreTheTablesOwn) {
+  ecs::Registry r;
+  const auto world = load(
+      r, box_model("a", "4 1 0 0.3 0.2 0.1", "1 1 1") + box_model("b", "6 -1 0.5 0 0 0", "1 2 3") +
+             "<light type='point' name='p'><pose>0 0 3 0 0 0</pose><diffuse>1 1 1 1</diffuse>"
+             "<attenuation><range>20</range><constant>0.5</constant></attenuation></light>");
+  Scene s(r, world, Source::kVisuals);
+  CameraModel m;
+  m.width = 67, m.height = 45;
+  m.fx = 40, m.fy = 41.5, m.cx = 33.1, m.cy = 22.7;
+  CameraModel table = m;
+  table.k1 = 1e-300;
+  ASSERT_TRUE(table.distorted());
+  ASSERT_EQ(camera_rays(m), camera_rays(table));
+  auto frame = [&](const CameraModel& cm) {
+    Workers w(1);
+    std::vector<std::uint8_t> rgb(3 * 67 * 45);
+    std::vector<float> depth(67 * 45);
+    render_camera(s, cm, camera_rays(cm), Pose3d::Zero, {rgb.data(), depth.data(), nullptr}, w);
+    return std::make_pair(rgb, depth);
+  };
+  EXPECT_EQ(frame(m), frame(table));
+}
+
 // A camera 3 m above a floor looking straight down: every pixel's planar depth is 3 and its
 // colour the ambient term plus, per light, Lambert's law with the light's attenuation and spot
 // cone, computed here in double from the lights' parameters.
