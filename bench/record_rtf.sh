@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The recorder's cost on the X3 mission demo (worlds/x3_mission.sdf, --no-transport, as fast as
-# possible): RTF without --record, with it (every channel, every change), with
+# possible): RTF without --record, with it by default (every channel at the viewer's rates, every
+# sensor sample, a state sample every step), at every change (--record-rate 0), with
 # --record-rate 100 and with only the state channel (--record-topics /kestrel/state, what replay
 # needs), alternating in the same run, and each recording's size per simulated minute
 # (docs/performance.md). The CPU time of each run is printed beside its RTF: on a loaded
@@ -29,10 +30,12 @@ size() {  # MiB per simulated minute of a recording
 ratio() { awk -v a="${1%% *}" -v b="${2%% *}" 'BEGIN { printf "%.3f", a / b }'; }
 for i in $(seq "$rounds"); do
   off=$(rtf "$kestrel" run "$world" --no-transport)
-  all=$(rtf "$kestrel" run "$world" --no-transport --record "$tmp/all.mcap" --record-compression "$compression")
+  def=$(rtf "$kestrel" run "$world" --no-transport --record "$tmp/def.mcap" --record-compression "$compression")
+  all=$(rtf "$kestrel" run "$world" --no-transport --record "$tmp/all.mcap" --record-compression "$compression" --record-rate 0)
   r100=$(rtf "$kestrel" run "$world" --no-transport --record "$tmp/r100.mcap" --record-compression "$compression" --record-rate 100)
   state=$(rtf "$kestrel" run "$world" --no-transport --record "$tmp/state.mcap" --record-compression "$compression" --record-topics /kestrel/state)
   echo "round $i ($compression): RTF without --record $off;" \
+       "default $def ($(ratio "$def" "$off"), $(size "$tmp/def.mcap"));" \
        "every change $all ($(ratio "$all" "$off"), $(size "$tmp/all.mcap"));" \
        "--record-rate 100 $r100 ($(ratio "$r100" "$off"), $(size "$tmp/r100.mcap"));" \
        "state only $state ($(ratio "$state" "$off"), $(size "$tmp/state.mcap"))"

@@ -42,7 +42,7 @@ struct RunArgs {
   std::string record;
   std::vector<std::string> record_topics;
   std::string record_compression = "zstd";
-  double record_rate = 0;
+  std::optional<double> record_rate;
   std::vector<std::string> set;
 };
 
@@ -276,8 +276,10 @@ void add_run_command(CLI::App& app, std::function<int()>& selected) {
       ->type_name("PATTERN ...")
       ->needs(record);
   cmd->add_option("--record-rate", args->record_rate,
-                  "At most HZ messages per channel per second of sim time (default 0: every "
-                  "change, e.g. /tf every step of a moving world)")
+                  "At most HZ messages per channel per second of sim time, the state channel's "
+                  "samples included (0: every change, e.g. /tf every step of a moving world). "
+                  "Default: what the viewer sends — every sensor sample, the world's state at "
+                  "60 Hz, stats and clock at 10 Hz — and a state sample every step")
       ->check(finite_number(0, true))
       ->needs(record);
   cmd->add_option("--record-compression", args->record_compression,

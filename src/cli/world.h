@@ -42,7 +42,7 @@ struct WorldSettings {
   std::string record;                             ///< --record FILE.mcap (empty: none)
   std::vector<std::string> record_topics;         ///< --record-topics (empty: every channel)
   std::string record_compression = "zstd";        ///< --record-compression
-  double record_rate_hz = 0;                      ///< --record-rate (0: every change)
+  std::optional<double> record_rate_hz;  ///< --record-rate (0: every change; unset: see recorder.h)
   record::RecordReport* record_report = nullptr;  ///< filled when the recording closes
   /// A world's LogRecord plugin (src/record/README.md, "LogRecord"): kRecord records into its
   /// `<path>`/state.mcap unless `record` is set (then `record` records, as one recorder runs in

@@ -501,11 +501,15 @@ ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name) : imp
   const std::string w = "/world/" + world_name;
   impl_->stats = add(w + "/stats", "json", "kestrel.Stats", "jsonschema", kStatsSchema, false);
   impl_->clock = add(w + "/clock", "json", "kestrel.Clock", "jsonschema", kClockSchema, false);
+  channels_[impl_->stats - 1].status = channels_[impl_->clock - 1].status = true;
   // The sensor systems set the topics at configure; readings appear with the first sample.
   // Topics are absolute, as ignition-transport makes them ("cam/image" is "/cam/image").
   auto absolute = [](const std::string& t) { return t.starts_with("/") ? t : "/" + t; };
   auto proto = [&](const std::string& topic, const google::protobuf::Descriptor* d) {
-    return add(absolute(topic), "protobuf", d->full_name(), "protobuf", descriptor_set(d), false);
+    const std::uint32_t id =
+        add(absolute(topic), "protobuf", d->full_name(), "protobuf", descriptor_set(d), false);
+    channels_[id - 1].samples = true;  // the cameras' and lidars' frames
+    return id;
   };
   reg.each<c::CameraTopics>([&](ecs::Entity e, const c::CameraTopics& t) {
     if (t.image.empty()) return;
@@ -536,6 +540,7 @@ ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name) : imp
       [&](const std::string& topic, const std::string& schema_name, const std::string& schema) {
         return add(topic, "json", schema_name, "jsonschema", schema, false);
       });
+  for (const auto& f : impl_->json) channels_[f.channel - 1].samples = bool(f.sequence);
   impl_->refresh_structure(reg);
 }
 

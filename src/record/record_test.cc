@@ -322,7 +322,9 @@ TEST(Recorder, RecordsEveryChangeWithSimTimeAndTheRegistrysPoses) {
   RecordReport report;  // outlives the recorder
   World w;
   const fs::path file = w.d.path / "r.mcap";
-  w.load(RecordOptions{file.string(), {}, Compression::kZstd, &report});
+  RecordOptions o{file.string(), {}, Compression::kZstd, &report};
+  o.rate_hz = 0;  // every change
+  w.load(o);
   w.runner->run(2500);         // 2.5 s: the box lands (and rests) before the end
   ASSERT_TRUE(report.closed);  // sim::RunEnded
   const auto box = w.runner->registry().find_scoped("w::box::link");
@@ -381,9 +383,10 @@ TEST(Recorder, NothingMovesNoTransformsAfterTheFirst) {
   std::ofstream(d.path / "w.sdf") << world;
   sim::Runner runner(sim::Runner::Options{});
   world::load_world_into_runner(d.path / "w.sdf", runner);
-  runner.add_system(
-      make_recorder_system(runner, {(d.path / "r.mcap").string(), {}, Compression::kZstd, nullptr}),
-      runner.world(), nullptr, "kestrel::record::Recorder", "test");
+  RecordOptions o{(d.path / "r.mcap").string(), {}, Compression::kZstd, nullptr};
+  o.rate_hz = 0;  // every change
+  runner.add_system(make_recorder_system(runner, o), runner.world(), nullptr,
+                    "kestrel::record::Recorder", "test");
   runner.configure();
   runner.run(300);
   const McapSummary sum = read_summary(d.path / "r.mcap");
@@ -408,12 +411,45 @@ TEST(Recorder, ARateKeepsAtMostThatManyMessagesPerSecondOfSimTime) {
   EXPECT_EQ(r.messages.back().log_time, 991 * kMs);
 }
 
+// Without a rate: what the viewer sends, in sim time — the world's status (stats, clock) at
+// 10 Hz, its state (/tf) at 60 Hz, each due 1/rate after its last message (so every 17 steps of
+// 1 ms), the scene once — and a state sample every step.
+TEST(Recorder, ByDefaultTheViewersRatesAndAStateSampleEveryStep) {
+  World w;
+  const fs::path file = w.d.path / "r.mcap";
+  w.load(RecordOptions{file.string(), {}, Compression::kZstd, nullptr});
+  w.runner->run(1000);
+  const McapSummary sum = read_summary(file);
+  std::map<std::string, std::uint64_t> count;
+  for (const auto& c : sum.channels) count[c.topic] = c.messages;
+  EXPECT_EQ(count["/world/w/clock"], 10u);  // 1, 101, ..., 901 ms
+  EXPECT_EQ(count["/world/w/stats"], 10u);
+  EXPECT_EQ(count["/scene"], 1u);
+  EXPECT_EQ(count["/kestrel/state"], 1000u);
+  EXPECT_GT(count["/tf"], 10u);   // the box falls and lands
+  EXPECT_LE(count["/tf"], 59u);   // 1, 18, 35, ..., 987 ms at the most
+  const Read r = read_all(file);
+  std::uint16_t tf = 0;
+  for (const auto& c : r.channels) {
+    if (c.topic == "/tf") tf = c.id;
+  }
+  std::vector<std::uint64_t> tf_times;
+  for (const auto& m : r.messages) {
+    if (m.channel == tf) tf_times.push_back(m.log_time);
+  }
+  for (std::size_t i = 1; i < tf_times.size(); ++i) {
+    EXPECT_GE(tf_times[i] - tf_times[i - 1], 17 * kMs);  // never closer than 1/60 s
+  }
+}
+
 TEST(Recorder, TwoRecordingsOfTheSameRunDifferOnlyInTheStatsWallClock) {
   std::vector<Read> reads;
   for (int i = 0; i < 2; ++i) {
     World w;
     const fs::path file = w.d.path / "r.mcap";
-    w.load(RecordOptions{file.string(), {}, Compression::kZstd, nullptr});
+    RecordOptions o{file.string(), {}, Compression::kZstd, nullptr};
+    o.rate_hz = 0;  // every change
+    w.load(o);
     w.runner->run(1200);
     reads.push_back(read_all(file));
   }

@@ -44,7 +44,10 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     mcap_.assign(channels.size() + 1, 0);
     latched_.assign(channels.size() + 1, false);
     next_.assign(channels.size() + 1, Duration{0});
-    if (options_.rate_hz > 0) period_ = from_seconds(1.0 / options_.rate_hz);
+    period_.assign(channels.size() + 1, Duration{0});
+    if (options_.rate_hz && *options_.rate_hz > 0) {
+      state_period_ = from_seconds(1.0 / *options_.rate_hz);
+    }
     for (const auto& ch : channels) {
       bool take = options_.topics.empty();
       for (std::size_t i = 0; i < options_.topics.size(); ++i) {
@@ -61,6 +64,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
       }
       mcap_[ch.id] = writer_.add_channel(it->second, ch.topic, ch.encoding);
       if (ch.latched) latched_[ch.id] = true;
+      period_[ch.id] = period_of(ch);
       topics_.emplace_back(ch.id, ch.topic);
     }
     // Kestrel's state channel (for replay), after the export model's.
@@ -104,7 +108,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
           return mcap_[ch] != 0 && (latched_[ch] || ctx.sim_time >= next_[ch]);
         },
         [&](exports::Message&& m) {
-          if (period_ > Duration{0}) next_[m.channel] = ctx.sim_time + period_;
+          if (period_[m.channel] > Duration{0}) next_[m.channel] = ctx.sim_time + period_[m.channel];
           writer_.write(mcap_[m.channel], static_cast<std::uint64_t>(m.stamp.count()), m.data);
         });
     if (state_channel_ != 0 && !state_ended_ && ctx.sim_time >= state_next_) {
@@ -118,18 +122,27 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
             exact_seconds(ctx.sim_time), kStateTopic);
         writer_.write(state_channel_, now, std::string(1, char(detail::kStateEnd)));
       } else {
-        detail::encode_state(reg, state_entities_, state_buffer_);
+        state_.encode(reg, state_buffer_);
         writer_.write(state_channel_, now, state_buffer_);
-        if (period_ > Duration{0}) state_next_ = ctx.sim_time + period_;
+        if (state_period_ > Duration{0}) state_next_ = ctx.sim_time + state_period_;
       }
     }
   }
 
  private:
+  // How often a channel is recorded: --record-rate's period when given (0: every change), else
+  // what a person watching needs (exports::Channel): a sensor's every sample, the world's status
+  // at kStatusRateHz, the rest of its state at kDisplayRateHz (the scene: every change, above).
+  Duration period_of(const exports::Channel& ch) const {
+    if (options_.rate_hz) return state_period_;
+    if (ch.samples) return Duration{0};
+    return from_seconds(1.0 / (ch.status ? exports::kStatusRateHz : exports::kDisplayRateHz));
+  }
+
   // The state channel: its layout (which models and links, by scoped name) and what replay
   // checks the world against in the channel's metadata (src/record/README.md).
   void add_state_channel(const ecs::Registry& reg) {
-    state_entities_ = detail::state_entities(reg, runner_.world());
+    state_ = detail::StateEncoder(detail::state_entities(reg, runner_.world()));
     auto join = [&](const std::vector<ecs::Entity>& es) {
       std::string s;
       for (ecs::Entity e : es) s += (s.empty() ? "" : "\n") + reg.scoped_name(e);
@@ -142,8 +155,8 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
         {"seed", std::to_string(runner_.options().seed)},
         {"step_size_ns", std::to_string(runner_.options().step_size.count())},
         {"kestrel_version", KESTREL_VERSION},
-        {"models", join(state_entities_.models)},
-        {"links", join(state_entities_.links)},
+        {"models", join(state_.entities().models)},
+        {"links", join(state_.entities().links)},
     };
     state_channel_ = writer_.add_channel(0, kStateTopic, kStateEncoding, meta);
     topics_.emplace_back(kStateChannelId, kStateTopic);
@@ -174,15 +187,16 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   std::unique_ptr<exports::ExportModel> model_;
   std::vector<std::uint16_t> mcap_;  // MCAP channel id by export channel id (0: not recorded)
   std::vector<bool> latched_;        // by export channel id
-  std::vector<Duration> next_;       // sim time a channel is next due (--record-rate)
-  Duration period_{0};               // 1 / rate (0: every change)
+  std::vector<Duration> next_;       // sim time a channel is next due
+  std::vector<Duration> period_;     // by export channel id: 1 / its rate (0: every change)
+  Duration state_period_{0};         // the state channel's (0: every step), --record-rate's
   std::vector<std::pair<std::uint32_t, std::string>> topics_;
   sim::EventBus::Subscription ended_;
   Duration last_{0};
   // The state channel (0: not recorded).
   static constexpr std::uint32_t kStateChannelId = ~0u;  // in topics_
   std::uint16_t state_channel_ = 0;
-  detail::StateEntities state_entities_;
+  detail::StateEncoder state_;
   std::size_t state_models_ = 0, state_links_ = 0;  // Model and Link counts it was laid out for
   bool state_ended_ = false;
   Duration state_next_{0};

@@ -1,10 +1,10 @@
 // The state channel's samples (src/record/state.h, src/record/README.md "The state channel").
 #include "record/state.h"
 
-#include "kestrel/components/model.h"
-#include "kestrel/components/multicopter.h"
-#include "kestrel/components/physics.h"
-#include "record/bytes.h"
+#include <bit>
+#include <cstring>
+#include <initializer_list>
+
 
 namespace kestrel::record::detail {
 
@@ -24,49 +24,68 @@ StateEntities state_entities(const ecs::Registry& reg, ecs::Entity world) {
   return out;
 }
 
+void StateEncoder::refresh(const ecs::Registry& reg) {
+  refs_.clear();
+  for (ecs::Entity e : entities_.models) {
+    refs_.push_back({reg.try_get<c::WorldPose>(e), reg.try_get<c::Pose>(e),
+                     reg.try_get<c::RotorVelocities>(e), nullptr, nullptr});
+  }
+  for (ecs::Entity e : entities_.links) {
+    refs_.push_back({reg.try_get<c::WorldPose>(e), reg.try_get<c::Pose>(e), nullptr,
+                     reg.try_get<c::WorldLinearVelocity>(e),
+                     reg.try_get<c::WorldAngularVelocity>(e)});
+  }
+  epoch_ = reg.layout_epoch();
+}
+
 namespace {
 
-void put_pose(std::string& out, const ignition::math::Pose3d& p) {
-  for (double v : {p.Pos().X(), p.Pos().Y(), p.Pos().Z(), p.Rot().W(), p.Rot().X(), p.Rot().Y(),
-                   p.Rot().Z()}) {
-    put<double>(out, v);
+// Little-endian doubles (MCAP's byte order, this host's: bytes.h), written at `p`.
+char* put_doubles(char* p, std::initializer_list<double> values) {
+  for (double v : values) {
+    std::memcpy(p, &v, sizeof v);
+    p += sizeof v;
   }
+  return p;
 }
-void put_vector(std::string& out, const ignition::math::Vector3d& v) {
-  put<double>(out, v.X());
-  put<double>(out, v.Y());
-  put<double>(out, v.Z());
+char* put_pose(char* p, const ignition::math::Pose3d& X) {
+  return put_doubles(p, {X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(),
+                         X.Rot().Y(), X.Rot().Z()});
+}
+char* put_vector(char* p, const ignition::math::Vector3d& v) {
+  return put_doubles(p, {v.X(), v.Y(), v.Z()});
 }
 
 }  // namespace
 
-void encode_state(const ecs::Registry& reg, const StateEntities& entities, std::string& out) {
-  out.clear();
-  out.push_back(static_cast<char>(kStateSample));
-  for (ecs::Entity e : entities.models) {
-    const auto* wp = reg.try_get<c::WorldPose>(e);
-    const auto* p = reg.try_get<c::Pose>(e);
-    const auto* rotors = reg.try_get<c::RotorVelocities>(e);
-    out.push_back(static_cast<char>((wp ? kHasWorldPose : 0) | (p ? kHasPose : 0) |
-                                    (rotors ? kHasRotors : 0)));
-    if (wp) put_pose(out, wp->value);
-    if (p) put_pose(out, p->value);
-    if (rotors) {
-      put<std::uint16_t>(out, static_cast<std::uint16_t>(rotors->velocity.size()));
-      for (double w : rotors->velocity) put<double>(out, w);
-    }
+void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
+  static_assert(std::endian::native == std::endian::little, "MCAP's doubles are little-endian");
+  if (reg.layout_epoch() != epoch_) refresh(reg);
+  // The size first, then every value written in place.
+  std::size_t size = 1;
+  for (const Refs& r : refs_) {
+    size += 1 + (r.world_pose ? 56 : 0) + (r.pose ? 56 : 0) + (r.linear_vel ? 24 : 0) +
+            (r.angular_vel ? 24 : 0) + (r.rotors ? 2 + 8 * r.rotors->velocity.size() : 0);
   }
-  for (ecs::Entity e : entities.links) {
-    const auto* wp = reg.try_get<c::WorldPose>(e);
-    const auto* p = reg.try_get<c::Pose>(e);
-    const auto* v = reg.try_get<c::WorldLinearVelocity>(e);
-    const auto* w = reg.try_get<c::WorldAngularVelocity>(e);
-    out.push_back(static_cast<char>((wp ? kHasWorldPose : 0) | (p ? kHasPose : 0) |
-                                    (v ? kHasLinearVel : 0) | (w ? kHasAngularVel : 0)));
-    if (wp) put_pose(out, wp->value);
-    if (p) put_pose(out, p->value);
-    if (v) put_vector(out, v->value);
-    if (w) put_vector(out, w->value);
+  out.resize(size);
+  char* p = out.data();
+  *p++ = static_cast<char>(kStateSample);
+  for (const Refs& r : refs_) {
+    *p++ = static_cast<char>((r.world_pose ? kHasWorldPose : 0) | (r.pose ? kHasPose : 0) |
+                             (r.linear_vel ? kHasLinearVel : 0) |
+                             (r.angular_vel ? kHasAngularVel : 0) | (r.rotors ? kHasRotors : 0));
+    // In the order replay reads them (replay.cc).
+    if (r.world_pose) p = put_pose(p, r.world_pose->value);
+    if (r.pose) p = put_pose(p, r.pose->value);
+    if (r.linear_vel) p = put_vector(p, r.linear_vel->value);
+    if (r.angular_vel) p = put_vector(p, r.angular_vel->value);
+    if (r.rotors) {
+      const auto n = static_cast<std::uint16_t>(r.rotors->velocity.size());
+      std::memcpy(p, &n, sizeof n);
+      p += sizeof n;
+      std::memcpy(p, r.rotors->velocity.data(), 8 * r.rotors->velocity.size());
+      p += 8 * r.rotors->velocity.size();
+    }
   }
 }
 

@@ -7,6 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "kestrel/components/model.h"
+#include "kestrel/components/multicopter.h"
+#include "kestrel/components/physics.h"
 #include "kestrel/ecs/registry.h"
 
 namespace kestrel::record::detail {
@@ -33,7 +36,30 @@ struct StateEntities {
 };
 StateEntities state_entities(const ecs::Registry& reg, ecs::Entity world);
 
-// One kStateSample message of `entities` as the registry holds them now.
-void encode_state(const ecs::Registry& reg, const StateEntities& entities, std::string& out);
+// Makes kStateSample messages of `entities` as the registry holds them, every step: the
+// entities' component pointers are kept while the registry's layout stands still
+// (Registry::layout_epoch), and a message is written in place into a buffer that keeps its size.
+class StateEncoder {
+ public:
+  StateEncoder() = default;
+  explicit StateEncoder(StateEntities entities) : entities_(std::move(entities)) {}
+  const StateEntities& entities() const { return entities_; }
+  // One sample of now into `out` (its old content replaced).
+  void encode(const ecs::Registry& reg, std::string& out);
+
+ private:
+  // The components a sample reads of one entity (nullptr: the entity lacks it).
+  struct Refs {
+    const components::WorldPose* world_pose = nullptr;
+    const components::Pose* pose = nullptr;
+    const components::RotorVelocities* rotors = nullptr;            // models
+    const components::WorldLinearVelocity* linear_vel = nullptr;    // links
+    const components::WorldAngularVelocity* angular_vel = nullptr;  // links
+  };
+  void refresh(const ecs::Registry& reg);
+  StateEntities entities_;
+  std::vector<Refs> refs_;  // models', then links'
+  std::uint64_t epoch_ = ~0ull;
+};
 
 }  // namespace kestrel::record::detail

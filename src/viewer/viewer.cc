@@ -56,9 +56,7 @@ class ViewerSystem final : public System, public ISystemConfigure, public ISyste
       // The scene is latched and sent whenever it changes; stats and clock at 10 Hz, enough
       // for a status line and a plot; the rest at the viewer's rate.
       double hz = options_.max_rate_hz;
-      if (ch.schema_name == "kestrel.Stats" || ch.schema_name == "kestrel.Clock") {
-        hz = std::min(hz, 10.0);
-      }
+      if (ch.status) hz = std::min(hz, exports::kStatusRateHz);
       period_[ch.id] = ch.latched || hz <= 0 ? SteadyClock::duration::zero()
                                              : std::chrono::duration_cast<SteadyClock::duration>(
                                                    std::chrono::duration<double>(1.0 / hz));

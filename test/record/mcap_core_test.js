@@ -7,6 +7,7 @@
 //    first and last log times, every decoded /tf pose of x3::base_link equal to the truth CSV's
 //    x3 row at the same sim time; `kestrel log info` prints the same counts;
 //  - lz4 and a --record-topics selection;
+//  - the default rates (the viewer's in sim time, every sensor sample, a state sample a step);
 //  - SIGINT: the file is complete (summary written);
 //  - SIGKILL: the stream reader reads it up to its last complete chunk, every chunk spans less
 //    than 0.5 s of sim time, the indexed reader and `kestrel log info` refuse it, naming why;
@@ -89,7 +90,8 @@ const ns = (t) => BigInt(Math.round(t * 1e9));
 
 async function demo(handlers) {
   const file = path.join(tmp, 'x3.mcap'), csv = path.join(tmp, 'x3.csv');
-  const r = run([x3, '--no-transport', '--duration', '6', '--record', file, '--truth-csv', csv]);
+  const r = run([x3, '--no-transport', '--duration', '6', '--record', file, '--record-rate', '0',
+                 '--truth-csv', csv]);
   checks.expect(r.status === 1 || r.status === 0, `the X3 for 6 s ran (exit ${r.status}): ${r.stderr}`);
   const printed = printedCounts(r.stdout);
   checks.expect(printed.size >= 4, `kestrel printed the recorded topics (${[...printed.keys()]})`);
@@ -194,6 +196,29 @@ async function lz4AndTopics(handlers) {
                 `a pattern matching nothing is refused (${bad.status}): ${bad.stderr}`);
 }
 
+// Without --record-rate: what the viewer sends, in sim time — stats and clock at 10 Hz, the
+// world's state (/tf, the vehicle's JSON channels) at 60 Hz (each due 1/60 s after its last, so
+// every 17 steps), every sensor sample (the IMU's 250 Hz) — and a state sample every step.
+async function defaultRates(handlers) {
+  const file = path.join(tmp, 'default.mcap');
+  const r = run([x3, '--no-transport', '--duration', '2', '--record', file]);
+  checks.expect(r.status === 1 || r.status === 0, `the X3 for 2 s ran (exit ${r.status}): ${r.stderr}`);
+  const { reader, messages } = await indexed(file, handlers);
+  const counted = new Map();
+  for (const m of messages) counted.set(m.channelId, (counted.get(m.channelId) || 0) + 1);
+  const count = (topic) => {
+    const c = [...reader.channelsById.values()].find((x) => x.topic === topic);
+    return c ? counted.get(c.id) || 0 : -1;
+  };
+  checks.expect(count('/world/x3_mission/clock') === 20 && count('/world/x3_mission/stats') === 20,
+                `stats and clock at 10 Hz (${count('/world/x3_mission/stats')}, ${count('/world/x3_mission/clock')})`);
+  checks.expect(count('/kestrel/state') === 2000, `a state sample every step (${count('/kestrel/state')})`);
+  checks.expect(count('/tf') > 60 && count('/tf') <= 118, `/tf at most every 17 steps (${count('/tf')})`);
+  checks.expect(count('/x3/command/motor_speed') <= 118, `the motor commands at 60 Hz (${count('/x3/command/motor_speed')})`);
+  const imu = '/world/x3_mission/model/x3/link/base_link/sensor/imu_sensor/imu';
+  checks.expect(count(imu) === 500, `every IMU sample at 250 Hz (${count(imu)})`);
+}
+
 // Starts a long X3 run recording to `file`; resolves once the file holds `chunks` chunks' worth.
 async function startLong(file) {
   const child = spawn(kestrel, ['run', x3, '--no-transport', '--rtf', '1', '--duration', '600', '--record', file],
@@ -260,6 +285,7 @@ async function main() {
   try {
     await demo(handlers);
     await lz4AndTopics(handlers);
+    await defaultRates(handlers);
     await signals(handlers);
     unwritable();
   } finally {

@@ -34,8 +34,9 @@ rows=$(wc -l <"$tmp/run.csv")
 [ "$rows" -gt 1000 ] || { echo "FAIL: the run's CSV has only $rows lines"; fails=$((fails+1)); }
 
 # Every step (1 ms), on the first 3 s.
-expect 1 "run 3 s with --truth-rate 0" "$kestrel" run "$world" --no-transport --quiet \
-  --duration 3 --record "$tmp/x3s.mcap" --truth-csv "$tmp/run0.csv" --truth-rate 0
+expect 1 "run 3 s with --truth-rate 0, recording every change" "$kestrel" run "$world" \
+  --no-transport --quiet --duration 3 --record "$tmp/x3s.mcap" --record-rate 0 \
+  --truth-csv "$tmp/run0.csv" --truth-rate 0
 expect 0 "replay with --truth-rate 0" "$kestrel" replay "$tmp/x3s.mcap" --no-transport --quiet \
   --truth-csv "$tmp/replay0.csv" --truth-rate 0
 same "every-step truth CSV of the replay = the run's" "$tmp/run0.csv" "$tmp/replay0.csv"

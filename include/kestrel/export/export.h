@@ -27,7 +27,18 @@ struct Channel {
   /// State that a new reader needs at once (the scene): the last message is kept and handed to
   /// every reader that starts reading the channel (ExportModel::last; the viewer forces it).
   bool latched = false;
+  /// A sensor's samples (or the fault log's events): a message per reading, at the sensor's own
+  /// rate, each of which counts; the other channels show the world's state as it changes.
+  bool samples = false;
+  /// The world's status (stats, clock): a status line and a plot (kStatusRateHz).
+  bool status = false;
 };
+
+/// How often a person watching a channel of the world's state needs it [Hz]: the viewer's
+/// default rate, and the recording's of sim time (src/record/README.md).
+inline constexpr double kDisplayRateHz = 60;
+/// The same for the status channels (stats, clock).
+inline constexpr double kStatusRateHz = 10;
 
 /// A message of a channel: encoded bytes, stamped with the sim time of the state it shows.
 struct Message {

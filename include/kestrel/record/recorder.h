@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,13 @@ struct RecordOptions {
   std::vector<std::string> topics;  ///< glob patterns (fnmatch) on topics; empty: every channel
   Compression compression = Compression::kZstd;
   RecordReport* report = nullptr;  ///< filled at each close if set; must outlive the system
-  /// At most this many messages per channel per second of sim time (0: every change); the
-  /// latched scene is always recorded when it changes. A change skipped is recorded when the
-  /// channel is next due (the export model keeps it pending).
-  double rate_hz = 0;
+  /// At most this many messages per channel per second of sim time, the state channel's samples
+  /// included (0: every change, and a state sample every step); the latched scene is always
+  /// recorded when it changes. A change skipped is recorded when the channel is next due (the
+  /// export model keeps it pending). Unset: what a person watching needs, as the viewer sends
+  /// it — every sample of a sensor, the world's state at exports::kDisplayRateHz and its status
+  /// (stats, clock) at exports::kStatusRateHz of sim time — and a state sample every step.
+  std::optional<double> rate_hz = std::nullopt;
   std::string world_file = {};  ///< the world file run (the state channel's metadata names it)
 };
 

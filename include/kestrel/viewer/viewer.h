@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "kestrel/export/export.h"
 #include "kestrel/sim/runner.h"
 #include "kestrel/system.h"
 
@@ -18,7 +19,9 @@ struct Options {
   std::uint16_t port = 8765;     ///< TCP port (--viewer-port; 0: any free port, printed)
   std::size_t max_clients = 16;  ///< WebSocket clients at once; more are refused with a status
   std::size_t max_message_bytes = 1 << 20;  ///< larger client messages are refused [bytes]
-  double max_rate_hz = 60;  ///< at most this many messages per second of wall time per channel
+  /// At most this many messages per second of wall time per channel (stats and clock:
+  /// exports::kStatusRateHz).
+  double max_rate_hz = exports::kDisplayRateHz;
 };
 
 /// The viewer system (attached to the world). It binds at configure (an address in use or not
