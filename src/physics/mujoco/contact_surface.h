@@ -12,7 +12,8 @@
 // rows' regularisation, so that the contact slides at s × its friction force there (which
 // needs MuJoCo's elliptic cone and PGS solver: see slip()).
 //
-// Only plain arrays of MuJoCo's mjData are touched; no MuJoCo function is called.
+// Only plain arrays of MuJoCo's mjData are touched; the one MuJoCo function called (mj_isSparse)
+// reads an option and cannot fail.
 
 #include <mujoco/mujoco.h>
 
