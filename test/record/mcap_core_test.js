@@ -231,10 +231,12 @@ async function startLong(file) {
 }
 
 async function signals(handlers) {
-  // SIGINT after 2.5 s of sim time at RTF 1: the file is closed completely.
+  // SIGINT once the run has written a chunk (a slow start, as under sanitizers, must not leave
+  // too little to read): the file is closed completely.
   const done = path.join(tmp, 'sigint.mcap');
   const a = await startLong(done);
-  await new Promise((res) => setTimeout(res, 2500));
+  await waitFor(() => fs.existsSync(done) && fs.statSync(done).size > 20000, 20000, 'the recording to grow');
+  await new Promise((res) => setTimeout(res, 1000));
   a.child.kill('SIGINT');
   const ea = await a.exited;
   checks.expect(a.out.stdout.includes('stopped by signal'), `SIGINT stopped the run (${ea.code}, ${ea.signal})`);
