@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <string>
 
@@ -108,6 +109,18 @@ struct Fixture {
   const Pose3d lidar_pose{0, 0, 1.0, 0, 0, 0};
 };
 
+// FNV-1a of a frame's bytes: a change to the renderer that must not change its output is checked
+// by this label before and after (docs/performance.md, "Rendering sensors").
+template <class T>
+std::string fnv(const std::vector<T>& v) {
+  std::uint32_t h = 2166136261u;
+  const auto* b = reinterpret_cast<const unsigned char*>(v.data());
+  for (std::size_t i = 0; i < v.size() * sizeof(T); ++i) h = (h ^ b[i]) * 16777619u;
+  char text[16];
+  std::snprintf(text, sizeof text, "fnv %08x", h);
+  return text;
+}
+
 Fixture& fixture() {
   static Fixture f;
   return f;
@@ -141,6 +154,7 @@ void BM_DepthFrame640x480(benchmark::State& state) {
                           one);
     benchmark::DoNotOptimize(depth.data());
   }
+  state.SetLabel(fnv(depth));
   state.counters["rays/s"] =
       benchmark::Counter(640.0 * 480, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -154,6 +168,7 @@ void BM_RgbFrame640x480(benchmark::State& state) {
     render::render_camera(*f.scene, f.model, f.rays, f.camera, {rgb.data(), nullptr, nullptr}, one);
     benchmark::DoNotOptimize(rgb.data());
   }
+  state.SetLabel(fnv(rgb));
   state.counters["rays/s"] =
       benchmark::Counter(640.0 * 480, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -172,6 +187,7 @@ void BM_LidarScan16x1800(benchmark::State& state) {
     render::cast_rays(*f.scene, f.lidar, f.lidar_pose, 0.1f, 100.f, range.data(), nullptr, one);
     benchmark::DoNotOptimize(range.data());
   }
+  state.SetLabel(fnv(range));
   state.counters["rays/s"] =
       benchmark::Counter(16.0 * 1800, benchmark::Counter::kIsIterationInvariantRate);
 }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "render/embree.h"
 
@@ -156,6 +158,24 @@ struct alignas(64) ShadePacket {
   float cr[16], cg[16], cb[16];  // colour so far (ambient term first)
 };
 
+// A packet's 16 lanes as one value (GCC's vector extensions): each clone of render_band lowers it
+// to the vectors its machine has (4 SSE, 2 AVX or 1 AVX-512), and no loop is left to the
+// vectoriser's judgement.
+using F16 = float __attribute__((vector_size(64)));
+using I16 = std::int32_t __attribute__((vector_size(64)));
+using B16 = std::uint8_t __attribute__((vector_size(16)));
+[[gnu::always_inline]] inline F16 load16(const float* p) {
+  F16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+[[gnu::always_inline]] inline void store16(float* p, F16 v) { std::memcpy(p, &v, sizeof v); }
+// to_byte of each lane.
+[[gnu::always_inline]] inline B16 to_bytes(F16 v) {
+  const F16 c = v < 0 ? F16{} : v > 1 ? F16{} + 1 : v;
+  return __builtin_convertvector(__builtin_convertvector(c * 255.f + 0.5f, I16), B16);
+}
+
 void shade(const std::vector<ShadeLight>& lights, const detail::HitPacket& n, ShadePacket& s) {
   alignas(64) float w[16], ndl[16], cos_a[16];
   for (const auto& l : lights) {
@@ -202,127 +222,202 @@ void shade(const std::vector<ShadeLight>& lights, const detail::HitPacket& n, Sh
   }
 }
 
+// One frame's constants, shared read-only by the bands.
+struct Frame {
+  const Scene* scene;
+  const std::vector<SceneObject>* objects;
+  const std::vector<ShadeLight>* lights;
+  const std::vector<float>* rays;  // camera_rays(m) when not separable
+  const float* lane_y;             // separable: lane k of the tile at column i0: 16 i0 / 4 + k
+  const float* lane_dir[3];        // separable: R (1, y, 0) of those lanes, world
+  const float* row_z;              // row directions (separable)
+  CameraOutputs out;
+  float R[9], o[3], amb[3];
+  std::uint8_t bg[3];
+  float near, far, tnear;
+  std::uint32_t W, H;
+  bool depth_mode, separable;
+};
+
+// The 4 rows of pixels from row 4 * band, tile by tile: one Embree packet of 16 each. Its lane
+// loops vectorise to the widest vectors the machine has (KESTREL_SIMD_CLONES).
+KESTREL_SIMD_CLONES void render_band(const Frame& f, std::size_t band) {
+  alignas(64) RTCRayHit16 rh;
+  alignas(64) ShadePacket sp;
+  alignas(64) float ly_table[16], lz_table[16], depth[16];
+  alignas(64) std::uint32_t object[16];
+  alignas(64) int seen[16];
+  B16 r8, g8, b8;
+  detail::HitPacket hits;
+  const float R[9] = {f.R[0], f.R[1], f.R[2], f.R[3], f.R[4], f.R[5], f.R[6], f.R[7], f.R[8]};
+  const float o[3] = {f.o[0], f.o[1], f.o[2]};
+  const std::uint32_t W = f.W, H = f.H;
+  const bool depth_mode = f.depth_mode;
+  const float near = f.near, far = f.far, tnear = f.tnear;
+  const auto& objects = *f.objects;
+  const std::uint32_t j0 = static_cast<std::uint32_t>(band * 4);
+  const std::uint32_t rows = std::min(4u, H - j0);
+  // Lane k is pixel (i0 + k % 4, j0 + k / 4); lanes past the image's right or bottom edge
+  // repeat its last pixel, switched off. Every lane array the packet loops read as vectors is
+  // written here or per frame, long before: a vector load of what scalar stores have just
+  // written waits for them (store forwarding fails).
+  alignas(64) int valid_inner[16], valid_last[16];
+  alignas(64) float lz_band[16], zx[16], zy[16], zz[16];
+  const std::uint32_t last_cols = W - (W - 1) / 4 * 4;
+  for (int k = 0; k < 16; ++k) {
+    const auto c = static_cast<std::uint32_t>(k & 3), r = static_cast<std::uint32_t>(k >> 2);
+    valid_inner[k] = r < rows ? -1 : 0;
+    valid_last[k] = c < last_cols && r < rows ? -1 : 0;
+    lz_band[k] = f.separable ? f.row_z[std::min(j0 + r, H - 1)] : 0.f;
+    zx[k] = R[2] * lz_band[k];
+    zy[k] = R[5] * lz_band[k];
+    zz[k] = R[8] * lz_band[k];
+  }
+  for (int k = 0; k < 16; ++k) {  // what Embree leaves as it is
+    rh.ray.org_x[k] = o[0], rh.ray.org_y[k] = o[1], rh.ray.org_z[k] = o[2];
+    rh.ray.mask[k] = 0xffffffffu, rh.ray.flags[k] = 0, rh.ray.time[k] = 0;
+    rh.ray.id[k] = static_cast<unsigned>(k);
+  }
+  for (std::uint32_t i0 = 0; i0 < W; i0 += 4) {
+    const std::uint32_t cols = std::min(4u, W - i0);
+    const int* valid = i0 + 4 < W ? valid_inner : valid_last;
+    const float* ly;
+    const float* lz;
+    if (f.separable) {
+      ly = f.lane_y + 4 * i0;  // 16 lanes a tile
+      lz = lz_band;
+      const float* ax = f.lane_dir[0] + 4 * i0;
+      const float* ay = f.lane_dir[1] + 4 * i0;
+      const float* az = f.lane_dir[2] + 4 * i0;
+      // The sums in the order of the table's case below.
+      store16(rh.ray.dir_x, load16(ax) + load16(zx));
+      store16(rh.ray.dir_y, load16(ay) + load16(zy));
+      store16(rh.ray.dir_z, load16(az) + load16(zz));
+      store16(rh.ray.tnear, F16{} + tnear);
+    } else {
+      for (int k = 0; k < 16; ++k) {
+        const auto c = static_cast<std::uint32_t>(k & 3), r = static_cast<std::uint32_t>(k >> 2);
+        const std::size_t p = std::size_t(std::min(j0 + r, H - 1)) * W + std::min(i0 + c, W - 1);
+        ly_table[k] = (*f.rays)[3 * p + 1];  // x is 1
+        lz_table[k] = (*f.rays)[3 * p + 2];
+      }
+      ly = ly_table, lz = lz_table;
+      for (int k = 0; k < 16; ++k) {
+        const float y = ly[k], z = lz[k];
+        rh.ray.dir_x[k] = R[0] + R[1] * y + R[2] * z;
+        rh.ray.dir_y[k] = R[3] + R[4] * y + R[5] * z;
+        rh.ray.dir_z[k] = R[6] + R[7] * y + R[8] * z;
+        rh.ray.tnear[k] = tnear;
+      }
+    }
+    if (depth_mode) {
+      for (int k = 0; k < 16; ++k) {
+        rh.ray.tfar[k] = far / std::sqrt(1 + ly[k] * ly[k] + lz[k] * lz[k]);
+      }
+    } else {
+      for (int k = 0; k < 16; ++k) rh.ray.tfar[k] = far;
+    }
+    // Embree leaves the directions as they are; only a colour image reads the normals.
+    detail::trace16(*f.scene, valid, rh, hits, f.out.rgb != nullptr);
+    // Lanes switched off come back as misses.
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    int any = 0;
+    for (int k = 0; k < 16; ++k) {
+      const bool miss = hits.object[k] == Hit::kNoObject;
+      const bool close = depth_mode && hits.t[k] < near;
+      depth[k] = miss ? inf : close ? -inf : hits.t[k];
+      seen[k] = miss || close ? 0 : -1;
+      object[k] = seen[k] ? hits.object[k] : Hit::kNoObject;
+      any |= seen[k];
+    }
+    const std::size_t p0 = std::size_t(j0) * W + i0;
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      if (f.out.depth) std::copy_n(depth + 4 * r, cols, f.out.depth + p0 + std::size_t(r) * W);
+      if (f.out.object) std::copy_n(object + 4 * r, cols, f.out.object + p0 + std::size_t(r) * W);
+    }
+    if (!f.out.rgb) continue;
+    if (any) {
+      for (int k = 0; k < 16; ++k) {
+        const SceneObject& ob = objects[seen[k] ? hits.object[k] : 0];  // a hit: not empty
+        const float on = seen[k] ? 1.f : 0.f;
+        sp.dr[k] = on * ob.diffuse[0], sp.dg[k] = on * ob.diffuse[1], sp.db[k] = on * ob.diffuse[2];
+        sp.cr[k] = on * (f.amb[0] * ob.ambient[0]);
+        sp.cg[k] = on * (f.amb[1] * ob.ambient[1]);
+        sp.cb[k] = on * (f.amb[2] * ob.ambient[2]);
+      }
+      for (int k = 0; k < 16; ++k) {
+        const float t = seen[k] ? hits.t[k] : 0.f;
+        sp.x[k] = o[0] + t * rh.ray.dir_x[k];
+        sp.y[k] = o[1] + t * rh.ray.dir_y[k];
+        sp.z[k] = o[2] + t * rh.ray.dir_z[k];
+      }
+      shade(*f.lights, hits, sp);
+      I16 on;
+      std::memcpy(&on, seen, sizeof on);
+      const B16 lit = __builtin_convertvector(on, B16);  // 0xff where seen
+      r8 = lit ? to_bytes(load16(sp.cr)) : B16{} + f.bg[0];
+      g8 = lit ? to_bytes(load16(sp.cg)) : B16{} + f.bg[1];
+      b8 = lit ? to_bytes(load16(sp.cb)) : B16{} + f.bg[2];
+    } else {  // sky only
+      r8 = B16{} + f.bg[0], g8 = B16{} + f.bg[1], b8 = B16{} + f.bg[2];
+    }
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      std::uint8_t* px = f.out.rgb + 3 * (p0 + std::size_t(r) * W);
+      for (std::uint32_t c = 0; c < cols; ++c) {
+        const std::uint32_t k = 4 * r + c;
+        px[3 * c] = r8[k], px[3 * c + 1] = g8[k], px[3 * c + 2] = b8[k];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void render_camera(const Scene& scene, const CameraModel& m, const std::vector<float>& rays,
                    const Pose3d& X_WC, const CameraOutputs& out, Workers& workers) {
-  const auto R = ignition::math::Matrix3d(X_WC.Rot());
-  float Rf[9];
-  for (int a = 0; a < 3; ++a) {
-    for (int b = 0; b < 3; ++b) Rf[a * 3 + b] = static_cast<float>(R(a, b));
-  }
-  const float o[3] = {static_cast<float>(X_WC.Pos().X()), static_cast<float>(X_WC.Pos().Y()),
-                      static_cast<float>(X_WC.Pos().Z())};
+  Frame f{};
+  f.scene = &scene;
+  f.objects = &scene.objects();
   const auto lights = shade_lights(scene);
-  const float amb[3] = {static_cast<float>(scene.ambient().X()),
-                        static_cast<float>(scene.ambient().Y()),
-                        static_cast<float>(scene.ambient().Z())};
-  std::uint8_t bg[3];
-  for (int k = 0; k < 3; ++k) bg[k] = to_byte(static_cast<float>(scene.background()[k]));
+  f.lights = &lights;
+  f.rays = &rays;
+  f.out = out;
+  const auto R = ignition::math::Matrix3d(X_WC.Rot());
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 3; ++b) f.R[a * 3 + b] = static_cast<float>(R(a, b));
+    f.o[a] = static_cast<float>(X_WC.Pos()[a]);
+    f.amb[a] = static_cast<float>(scene.ambient()[a]);
+    f.bg[a] = to_byte(static_cast<float>(scene.background()[a]));
+  }
   // With a depth output, rays start at the camera (nearer hits read -inf) and end at the far
   // distance along the ray, as Gazebo's depth camera; a colour-only camera clips planes.
-  const bool depth_mode = out.depth != nullptr;
-  const float near = static_cast<float>(m.near), far = static_cast<float>(m.far);
-  const std::uint32_t W = m.width, H = m.height;
-  const std::size_t bands = (H + 3) / 4;
-  const auto& objects = scene.objects();
+  f.depth_mode = out.depth != nullptr;
+  f.near = static_cast<float>(m.near), f.far = static_cast<float>(m.far);
+  f.tnear = f.depth_mode ? 0.f : f.near;
+  f.W = m.width, f.H = m.height;
   // Without distortion or skew a pixel's direction is (1, y(column), z(row)), the values
   // camera_rays gives, from two short arrays instead of the whole table: a 1920x1080 camera's
-  // table is 25 MB, read once a frame.
-  const bool separable = !m.distorted() && m.skew == 0;
-  std::vector<float> column_y, row_z;
-  if (separable) {
-    column_y.resize(W);
-    row_z.resize(H);
-    for (std::uint32_t i = 0; i < W; ++i) {
-      column_y[i] = static_cast<float>(-((i + 0.5 - m.cx) / m.fx));
+  // table is 25 MB, read once a frame. The columns are laid out as the packets' lanes read
+  // them: each tile's 4 columns 4 times (past the right edge, the last column).
+  f.separable = !m.distorted() && m.skew == 0;
+  std::vector<float> lane_y, lane_dir[3], row_z;
+  if (f.separable) {
+    lane_y.resize((f.W + 3) / 4 * 16);
+    for (auto& d : lane_dir) d.resize(lane_y.size());
+    row_z.resize(f.H);
+    for (std::uint32_t n = 0; n < lane_y.size(); ++n) {
+      const std::uint32_t i = std::min(n / 16 * 4 + n % 4, f.W - 1);
+      const float y = static_cast<float>(-((i + 0.5 - m.cx) / m.fx));
+      lane_y[n] = y;
+      for (int a = 0; a < 3; ++a) lane_dir[a][n] = f.R[3 * a] + f.R[3 * a + 1] * y;
     }
-    for (std::uint32_t j = 0; j < H; ++j) row_z[j] = static_cast<float>(-((j + 0.5 - m.cy) / m.fy));
+    for (std::uint32_t j = 0; j < f.H; ++j) {
+      row_z[j] = static_cast<float>(-((j + 0.5 - m.cy) / m.fy));
+    }
   }
-  workers.run(bands, [&](std::size_t band) {
-    alignas(64) RTCRayHit16 rh;
-    alignas(64) int valid[16];
-    alignas(64) ShadePacket sp;
-    detail::HitPacket hits;
-    std::uint32_t pix[16];
-    const std::uint32_t j0 = static_cast<std::uint32_t>(band * 4);
-    for (int k = 0; k < 16; ++k) {  // what Embree leaves as it is
-      rh.ray.org_x[k] = o[0], rh.ray.org_y[k] = o[1], rh.ray.org_z[k] = o[2];
-      rh.ray.mask[k] = 0xffffffffu, rh.ray.flags[k] = 0, rh.ray.time[k] = 0;
-      rh.ray.id[k] = static_cast<unsigned>(k);
-    }
-    for (std::uint32_t i0 = 0; i0 < W; i0 += 4) {
-      // Lanes past the image's right or bottom edge repeat its last pixel, switched off.
-      for (int k = 0; k < 16; ++k) {
-        const std::uint32_t i = i0 + static_cast<std::uint32_t>(k & 3);
-        const std::uint32_t j = j0 + static_cast<std::uint32_t>(k >> 2);
-        valid[k] = i < W && j < H ? -1 : 0;
-        const std::uint32_t ic = std::min(i, W - 1), jc = std::min(j, H - 1);
-        const std::uint32_t p = jc * W + ic;
-        pix[k] = p;
-        const float y = separable ? column_y[ic] : rays[3ull * p + 1];  // x is 1
-        const float z = separable ? row_z[jc] : rays[3ull * p + 2];
-        rh.ray.dir_x[k] = Rf[0] + Rf[1] * y + Rf[2] * z;
-        rh.ray.dir_y[k] = Rf[3] + Rf[4] * y + Rf[5] * z;
-        rh.ray.dir_z[k] = Rf[6] + Rf[7] * y + Rf[8] * z;
-        rh.ray.tnear[k] = depth_mode ? 0.f : near;
-        rh.ray.tfar[k] = depth_mode ? far / std::sqrt(1 + y * y + z * z) : far;
-      }
-      // Embree leaves the directions as they are; only a colour image reads the normals.
-      detail::trace16(scene, valid, rh, hits, out.rgb != nullptr);
-      bool seen[16];
-      for (int k = 0; k < 16; ++k) {
-        const std::uint32_t obj = hits.object[k];
-        const float t = hits.t[k];
-        seen[k] = valid[k] && obj != Hit::kNoObject && (!depth_mode || t >= near);
-        if (!valid[k]) continue;
-        const std::uint32_t p = pix[k];
-        if (out.depth) {
-          out.depth[p] = obj == Hit::kNoObject ? std::numeric_limits<float>::infinity()
-                         : t < near            ? -std::numeric_limits<float>::infinity()
-                                               : t;
-        }
-        if (out.object) out.object[p] = seen[k] ? obj : Hit::kNoObject;
-      }
-      if (!out.rgb) continue;
-      bool any = false;
-      for (int k = 0; k < 16; ++k) any = any || seen[k];
-      if (!any) {  // sky only
-        for (int k = 0; k < 16; ++k) {
-          if (!valid[k]) continue;
-          std::uint8_t* px = out.rgb + 3ull * pix[k];
-          px[0] = bg[0], px[1] = bg[1], px[2] = bg[2];
-        }
-        continue;
-      }
-      for (int k = 0; k < 16; ++k) {
-        if (!seen[k]) {
-          sp.x[k] = sp.y[k] = sp.z[k] = 0;
-          sp.dr[k] = sp.dg[k] = sp.db[k] = sp.cr[k] = sp.cg[k] = sp.cb[k] = 0;
-          continue;
-        }
-        const SceneObject& ob = objects[hits.object[k]];
-        const float t = hits.t[k];
-        sp.x[k] = o[0] + t * rh.ray.dir_x[k];
-        sp.y[k] = o[1] + t * rh.ray.dir_y[k];
-        sp.z[k] = o[2] + t * rh.ray.dir_z[k];
-        sp.dr[k] = ob.diffuse[0], sp.dg[k] = ob.diffuse[1], sp.db[k] = ob.diffuse[2];
-        sp.cr[k] = amb[0] * ob.ambient[0];
-        sp.cg[k] = amb[1] * ob.ambient[1];
-        sp.cb[k] = amb[2] * ob.ambient[2];
-      }
-      shade(lights, hits, sp);
-      for (int k = 0; k < 16; ++k) {
-        if (!valid[k]) continue;
-        std::uint8_t* px = out.rgb + 3ull * pix[k];
-        if (seen[k]) {
-          px[0] = to_byte(sp.cr[k]), px[1] = to_byte(sp.cg[k]), px[2] = to_byte(sp.cb[k]);
-        } else {
-          px[0] = bg[0], px[1] = bg[1], px[2] = bg[2];
-        }
-      }
-    }
-  });
+  f.lane_y = lane_y.data(), f.row_z = row_z.data();
+  for (int a = 0; a < 3; ++a) f.lane_dir[a] = lane_dir[a].data();
+  workers.run((f.H + 3) / 4, [&f](std::size_t band) { render_band(f, band); });
 }
 
 void cast_rays(const Scene& scene, const std::vector<float>& dirs, const Pose3d& X_WS, float tmin,

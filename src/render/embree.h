@@ -5,6 +5,16 @@
 
 #include "kestrel/render/scene.h"
 
+// The per-packet lane loops, compiled once per x86-64 level and chosen at load time by the CPU
+// (GCC's target_clones): AVX-512 vectors on a machine that has them, SSE2 on any. Every clone
+// computes the same values (src/render/CMakeLists.txt: no contraction into FMAs).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KESTREL_SIMD_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define KESTREL_SIMD_CLONES
+#endif
+
 namespace kestrel::render::detail {
 
 /// The process's Embree device.
@@ -20,6 +30,7 @@ struct alignas(64) HitPacket {
 /// Intersects a packet (lanes with valid[k] = -1). Without `unit_normals` a hit's normal is
 /// left unnormalised (it still faces the ray origin): enough for depth and range, which never
 /// read it, and for a caller that normalises the packet at once.
+/// Its definition is KESTREL_SIMD_CLONES; callers go through the clone the CPU chose.
 void trace16(const Scene& s, const int* valid, RTCRayHit16& rh, HitPacket& out, bool unit_normals);
 
 }  // namespace kestrel::render::detail

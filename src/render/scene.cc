@@ -369,7 +369,7 @@ void Scene::intersect_single(std::size_t n, const float* o, const float* d, cons
 // Embree's geometry normal of triangle (v0, v1, v2) points like (v1 - v0) × (v2 - v0), the
 // right-hand normal the shapes are wound to point outward with (render/shapes.cc): a ray meets
 // a front face when Ng · dir < 0 (RenderScene tests pin it).
-void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, HitPacket& out,
+KESTREL_SIMD_CLONES void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, HitPacket& out,
                      bool unit_normals) {
   const auto& im = s.impl();
   alignas(64) int valid[16];
