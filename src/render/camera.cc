@@ -14,6 +14,11 @@ namespace kestrel::render {
 
 using ignition::math::Pose3d;
 using ignition::math::Vector3d;
+using detail::B16;
+using detail::F16;
+using detail::I16;
+using detail::load16;
+using detail::store16;
 
 // ---- workers ---------------------------------------------------------------------------------
 
@@ -158,18 +163,6 @@ struct alignas(64) ShadePacket {
   float cr[16], cg[16], cb[16];  // colour so far (ambient term first)
 };
 
-// A packet's 16 lanes as one value (GCC's vector extensions): each clone of render_band lowers it
-// to the vectors its machine has (4 SSE, 2 AVX or 1 AVX-512), and no loop is left to the
-// vectoriser's judgement.
-using F16 = float __attribute__((vector_size(64)));
-using I16 = std::int32_t __attribute__((vector_size(64)));
-using B16 = std::uint8_t __attribute__((vector_size(16)));
-[[gnu::always_inline]] inline F16 load16(const float* p) {
-  F16 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-[[gnu::always_inline]] inline void store16(float* p, F16 v) { std::memcpy(p, &v, sizeof v); }
 // to_byte of each lane.
 [[gnu::always_inline]] inline B16 to_bytes(F16 v) {
   const F16 c = v < 0 ? F16{} : v > 1 ? F16{} + 1 : v;
@@ -290,9 +283,9 @@ KESTREL_SIMD_CLONES void render_band(const Frame& f, std::size_t band) {
       const float* ay = f.lane_dir[1] + 4 * i0;
       const float* az = f.lane_dir[2] + 4 * i0;
       // The sums in the order of the table's case below.
-      store16(rh.ray.dir_x, load16(ax) + load16(zx));
-      store16(rh.ray.dir_y, load16(ay) + load16(zy));
-      store16(rh.ray.dir_z, load16(az) + load16(zz));
+      store16(rh.ray.dir_x, load16<F16>(ax) + load16<F16>(zx));
+      store16(rh.ray.dir_y, load16<F16>(ay) + load16<F16>(zy));
+      store16(rh.ray.dir_z, load16<F16>(az) + load16<F16>(zz));
       store16(rh.ray.tnear, F16{} + tnear);
     } else {
       for (int k = 0; k < 16; ++k) {
@@ -315,7 +308,7 @@ KESTREL_SIMD_CLONES void render_band(const Frame& f, std::size_t band) {
         rh.ray.tfar[k] = far / std::sqrt(1 + ly[k] * ly[k] + lz[k] * lz[k]);
       }
     } else {
-      for (int k = 0; k < 16; ++k) rh.ray.tfar[k] = far;
+      store16(rh.ray.tfar, F16{} + far);
     }
     // Embree leaves the directions as they are; only a colour image reads the normals.
     detail::trace16(*f.scene, valid, rh, hits, f.out.rgb != nullptr);
@@ -352,12 +345,11 @@ KESTREL_SIMD_CLONES void render_band(const Frame& f, std::size_t band) {
         sp.z[k] = o[2] + t * rh.ray.dir_z[k];
       }
       shade(*f.lights, hits, sp);
-      I16 on;
-      std::memcpy(&on, seen, sizeof on);
+      const I16 on = load16<I16>(seen);
       const B16 lit = __builtin_convertvector(on, B16);  // 0xff where seen
-      r8 = lit ? to_bytes(load16(sp.cr)) : B16{} + f.bg[0];
-      g8 = lit ? to_bytes(load16(sp.cg)) : B16{} + f.bg[1];
-      b8 = lit ? to_bytes(load16(sp.cb)) : B16{} + f.bg[2];
+      r8 = lit ? to_bytes(load16<F16>(sp.cr)) : B16{} + f.bg[0];
+      g8 = lit ? to_bytes(load16<F16>(sp.cg)) : B16{} + f.bg[1];
+      b8 = lit ? to_bytes(load16<F16>(sp.cb)) : B16{} + f.bg[2];
     } else {  // sky only
       r8 = B16{} + f.bg[0], g8 = B16{} + f.bg[1], b8 = B16{} + f.bg[2];
     }

@@ -3,6 +3,9 @@
 
 #include <embree3/rtcore.h>
 
+#include <cstdint>
+#include <cstring>
+
 #include "kestrel/render/scene.h"
 
 // The per-packet lane loops, compiled once per x86-64 level and chosen at load time by the CPU
@@ -16,6 +19,23 @@
 #endif
 
 namespace kestrel::render::detail {
+
+// A packet's 16 lanes as one value (GCC's vector extensions): each clone lowers it to the
+// vectors its machine has (4 SSE, 2 AVX or 1 AVX-512), and no loop is left to the vectoriser's
+// judgement. Only in always-inlined code: never passed between functions.
+using F16 = float __attribute__((vector_size(64)));
+using I16 = std::int32_t __attribute__((vector_size(64)));
+using B16 = std::uint8_t __attribute__((vector_size(16)));
+template <class V, class T>
+[[gnu::always_inline]] inline V load16(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T, class V>
+[[gnu::always_inline]] inline void store16(T* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
 /// The process's Embree device.
 RTCDevice device();

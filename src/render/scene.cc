@@ -20,6 +20,11 @@
 
 namespace kestrel::render {
 
+using detail::F16;
+using detail::I16;
+using detail::load16;
+using detail::store16;
+
 namespace c = components;
 using ignition::math::Pose3d;
 using ignition::math::Vector3d;
@@ -369,33 +374,65 @@ void Scene::intersect_single(std::size_t n, const float* o, const float* d, cons
 // Embree's geometry normal of triangle (v0, v1, v2) points like (v1 - v0) × (v2 - v0), the
 // right-hand normal the shapes are wound to point outward with (render/shapes.cc): a ray meets
 // a front face when Ng · dir < 0 (RenderScene tests pin it).
-KESTREL_SIMD_CLONES void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh, HitPacket& out,
-                     bool unit_normals) {
+KESTREL_SIMD_CLONES void detail::trace16(const Scene& s, const int* valid_in, RTCRayHit16& rh,
+                                         HitPacket& out, bool unit_normals) {
   const auto& im = s.impl();
   alignas(64) int valid[16];
   alignas(64) float tfar[16];
-  // Whether a lane is left is tracked as the lanes are written, never by reading `valid` back
-  // as a vector right after scalar stores to it (a store-forwarding stall per load).
+  // Lane arrays that are read as vectors (here or by Embree) are written as vectors: a vector
+  // load of what scalar stores have just written waits for them (store forwarding fails).
+  // Whether a lane is left is tracked as the lanes are written, never by reading `valid` back.
+  store16(valid, load16<I16>(valid_in));
   int any = 0;
-  for (int k = 0; k < 16; ++k) {
-    valid[k] = valid_in[k];
-    any |= valid_in[k];
-    tfar[k] = rh.ray.tfar[k];
-    out.t[k] = std::numeric_limits<float>::infinity();
-    out.object[k] = Hit::kNoObject;
-    out.nx[k] = out.ny[k] = out.nz[k] = 0;
-  }
+  for (int k = 0; k < 16; ++k) any |= valid_in[k];
+  store16(tfar, load16<F16>(rh.ray.tfar));
+  store16(out.t, F16{} + std::numeric_limits<float>::infinity());
+  store16(out.object, I16{} + static_cast<std::int32_t>(Hit::kNoObject));
+  store16(out.nx, F16{}), store16(out.ny, F16{}), store16(out.nz, F16{});
   RTCIntersectContext ctx;
   rtcInitIntersectContext(&ctx);
   ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
   // Surfaces are one-sided, as a rasteriser culls back faces: a ray that meets the inside of a
   // surface (a camera within its own housing) goes on through it. A few passes at most.
   for (int pass = 0; pass < 8 && any; ++pass) {
-    for (int k = 0; k < 16; ++k) {
-      rh.hit.geomID[k] = RTC_INVALID_GEOMETRY_ID;
-      rh.hit.instID[0][k] = RTC_INVALID_GEOMETRY_ID;
-    }
+    store16(rh.hit.geomID, I16{} + static_cast<std::int32_t>(RTC_INVALID_GEOMETRY_ID));
+    store16(rh.hit.instID[0], I16{} + static_cast<std::int32_t>(RTC_INVALID_GEOMETRY_ID));
     rtcIntersect16(valid, im.top, &ctx, &rh);
+    // Most packets hit one geometry of one instance (or nothing): then its object and the
+    // instance's rotation are the same for every lane and the packet is done with vectors,
+    // reading what Embree wrote as vectors (no scalar store is read back as a vector).
+    int first = -1;
+    for (int k = 0; k < 16 && first < 0; ++k) {
+      if (valid[k] && rh.hit.geomID[k] != RTC_INVALID_GEOMETRY_ID) first = k;
+    }
+    if (first < 0) break;  // every lane left missed
+    const auto g0 = static_cast<std::int32_t>(rh.hit.geomID[first]);
+    const auto i0 = static_cast<std::int32_t>(rh.hit.instID[0][first]);
+    const I16 geom = load16<I16>(rh.hit.geomID), inst = load16<I16>(rh.hit.instID[0]);
+    const I16 hit = load16<I16>(valid) & (geom != static_cast<std::int32_t>(RTC_INVALID_GEOMETRY_ID));
+    const I16 other = hit & ((geom != g0) | (inst != i0));
+    const auto& in0 = *im.top_instance[static_cast<unsigned>(i0)];
+    const float* R = in0.R;
+    const F16 gx = load16<F16>(rh.hit.Ng_x), gy = load16<F16>(rh.hit.Ng_y);
+    const F16 gz = load16<F16>(rh.hit.Ng_z);
+    const F16 nx = R[0] * gx + R[1] * gy + R[2] * gz;
+    const F16 ny = R[3] * gx + R[4] * gy + R[5] * gz;
+    const F16 nz = R[6] * gx + R[7] * gy + R[8] * gz;
+    const F16 dot = nx * load16<F16>(rh.ray.dir_x) + ny * load16<F16>(rh.ray.dir_y) +
+                    nz * load16<F16>(rh.ray.dir_z);
+    const I16 back = hit & (dot >= 0);
+    int mixed = 0;
+    for (int k = 0; k < 16; ++k) mixed |= other[k] | back[k];
+    if (!mixed) {
+      const F16 t = load16<F16>(rh.ray.tfar);
+      store16(out.nx, hit ? nx : load16<F16>(out.nx));
+      store16(out.ny, hit ? ny : load16<F16>(out.ny));
+      store16(out.nz, hit ? nz : load16<F16>(out.nz));
+      store16(out.t, hit ? t : load16<F16>(out.t));
+      const auto object = static_cast<std::int32_t>(in0.objects[static_cast<unsigned>(g0)]);
+      store16(out.object, hit ? I16{} + object : load16<I16>(out.object));
+      break;  // every lane is done
+    }
     any = 0;
     for (int k = 0; k < 16; ++k) {
       if (!valid[k]) continue;
