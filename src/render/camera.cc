@@ -12,13 +12,13 @@
 
 namespace kestrel::render {
 
-using ignition::math::Pose3d;
-using ignition::math::Vector3d;
 using detail::B16;
 using detail::F16;
 using detail::I16;
 using detail::load16;
 using detail::store16;
+using ignition::math::Pose3d;
+using ignition::math::Vector3d;
 
 // ---- workers ---------------------------------------------------------------------------------
 

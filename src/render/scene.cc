@@ -409,7 +409,8 @@ KESTREL_SIMD_CLONES void detail::trace16(const Scene& s, const int* valid_in, RT
     const auto g0 = static_cast<std::int32_t>(rh.hit.geomID[first]);
     const auto i0 = static_cast<std::int32_t>(rh.hit.instID[0][first]);
     const I16 geom = load16<I16>(rh.hit.geomID), inst = load16<I16>(rh.hit.instID[0]);
-    const I16 hit = load16<I16>(valid) & (geom != static_cast<std::int32_t>(RTC_INVALID_GEOMETRY_ID));
+    const I16 hit =
+        load16<I16>(valid) & (geom != static_cast<std::int32_t>(RTC_INVALID_GEOMETRY_ID));
     const I16 other = hit & ((geom != g0) | (inst != i0));
     const auto& in0 = *im.top_instance[static_cast<unsigned>(i0)];
     const float* R = in0.R;
