@@ -2,16 +2,20 @@
 // only when links move, the scene again after a spawn-like change and after a reset.
 #include "kestrel/export/export.h"
 
+#include <fmt/format.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
+#include "export/json_channels.h"
 #include "export/proto/foxglove/schemas.pb.h"
 #include "kestrel/components/camera.h"
 #include "kestrel/components/model.h"
@@ -455,6 +459,50 @@ TEST(ExportSensors, ContactLogicalCameraLabelsAndBoxesEqualTheirReadings) {
   EXPECT_EQ(bj["annotated_box"][0]["box"]["min_corner"]["x"].get<double>(), br.boxes_2d[0].min_x);
   EXPECT_EQ(bj["annotated_box"][0]["box"]["max_corner"]["y"].get<double>(), br.boxes_2d[0].max_y);
   EXPECT_LT(br.boxes_2d[0].min_x, br.boxes_2d[0].max_x);
+}
+
+// The JSON channels' numbers: fmt's "{}" text of the double, ".0" after an integral one, and
+// the text reads back as the same double, for 4 million random bit patterns (every magnitude,
+// subnormals included), random decimals of a few digits (the values sensors print) and the
+// edges of the fixed and exponent layouts.
+TEST(ExportJson, NumbersAreTheShortestTextFmtWrites) {
+  auto expected = [](double v) {
+    std::string t = fmt::format("{}", v);
+    if (t.find_first_of(".e") == std::string::npos) t += ".0";
+    return t;
+  };
+  int checked = 0;
+  auto check = [&](double v) {
+    if (!std::isfinite(v)) return;
+    char text[32];
+    const std::string got(text, detail::json_number(text, v));
+    ASSERT_EQ(got, expected(v)) << "bits " << std::bit_cast<std::uint64_t>(v);
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(std::strtod(got.c_str(), nullptr)),
+              std::bit_cast<std::uint64_t>(v))
+        << got;
+    ++checked;
+  };
+  for (double v : {0.0, -0.0, 1.0, -1.0, 0.1, 1e-4, 1.5e-4, 9.999e-5, 1e-5, 1e15, 1e16,
+                   9999999999999998.0, 1234567890123456.0, 12345678901234567.0, 5e-324, -5e-324,
+                   2.2250738585072014e-308, 1.7976931348623157e308, 1e100, 1e-100, 123e300,
+                   9.80665, -9.80665, 0.5, 100.0, 1e21, 1e22, 0.001, 123.456}) {
+    check(v);
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 4'000'000; ++i) check(std::bit_cast<double>(rng()));
+  std::uniform_int_distribution<int> digits(0, 9), places(-20, 20);
+  for (int i = 0; i < 1'000'000; ++i) {
+    const long long m = static_cast<long long>(rng() % 10'000'000) - 5'000'000;
+    check(static_cast<double>(m) * std::pow(10.0, places(rng)));
+    check(static_cast<double>(m) / 1000.0);
+  }
+  for (int p = -330; p <= 310; ++p) {
+    const double v = std::pow(10.0, p);
+    check(v);
+    check(std::nextafter(v, 0.0));
+    check(std::nextafter(v, INFINITY));
+  }
+  EXPECT_GT(checked, 5'990'000);  // the random bit patterns' NaNs and infinities left out
 }
 
 TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {

@@ -3,11 +3,14 @@
 // component states.
 #include "export/json_channels.h"
 
-#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
 
 #include "kestrel/components/camera.h"
@@ -115,19 +118,23 @@ class ObjectText {
   ObjectText& operator=(const ObjectText&) = delete;
   // A number as the shortest text that reads back the same double; null when not finite
   // (JSON has neither NaN nor infinity: nlohmann's dump writes null too).
-  void number(const char* key, double v) {
+  template <std::size_t N>
+  void number(const char (&key)[N], double v) {
     name(key);
     put(v);
   }
-  void integer(const char* key, long long v) {
+  template <std::size_t N>
+  void integer(const char (&key)[N], long long v) {
     name(key);
     fmt::format_to(std::back_inserter(out_), "{}", v);
   }
-  void boolean(const char* key, bool v) {
+  template <std::size_t N>
+  void boolean(const char (&key)[N], bool v) {
     name(key);
     out_ += v ? "true" : "false";
   }
-  void string(const char* key, const std::string& v) {
+  template <std::size_t N>
+  void string(const char (&key)[N], const std::string& v) {
     name(key);
     // Printable ASCII needs only its quotes and backslashes escaped; anything else (control
     // characters, UTF-8, which nlohmann checks and refuses when invalid) as nlohmann writes it.
@@ -142,14 +149,16 @@ class ObjectText {
     }
     out_ += '"';
   }
-  void vector(const char* key, const Vector3d& v) {
+  template <std::size_t N>
+  void vector(const char (&key)[N], const Vector3d& v) {
     name(key);
     ObjectText o(out_);
     o.number("x", v.X());
     o.number("y", v.Y());
     o.number("z", v.Z());
   }
-  void quaternion(const char* key, const Quaterniond& q) {  // w, x, y, z: the sorted order
+  template <std::size_t N>
+  void quaternion(const char (&key)[N], const Quaterniond& q) {  // w, x, y, z: the sorted order
     name(key);
     ObjectText o(out_);
     o.number("w", q.W());
@@ -157,7 +166,8 @@ class ObjectText {
     o.number("y", q.Y());
     o.number("z", q.Z());
   }
-  void numbers(const char* key, const std::vector<double>& v) {
+  template <std::size_t N>
+  void numbers(const char (&key)[N], const std::vector<double>& v) {
     name(key);
     out_ += '[';
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -168,34 +178,118 @@ class ObjectText {
   }
 
  private:
-  // A JSON float stays one when integral ("2.0", as nlohmann writes it, not "2": readers such
-  // as Python's json would make that an int).
   void put(double v) {
     if (!std::isfinite(v)) {
       out_ += "null";
       return;
     }
-    // Into a local buffer, then appended: fmt writing through a back_inserter costs twice as
-    // much (callgrind). The shortest text of a double has at most 24 characters.
+    // Into a local buffer, then appended: writing through a back_inserter costs twice as much
+    // (callgrind).
     char text[32];
-    char* end = fmt::format_to(text, FMT_COMPILE("{}"), v);
-    out_.append(text, static_cast<std::size_t>(end - text));
-    if (std::find_if(text, end, [](char ch) { return ch == '.' || ch == 'e'; }) == end) {
-      out_ += ".0";
-    }
+    out_.append(text, static_cast<std::size_t>(json_number(text, v) - text));
   }
-  void name(const char* key) {
-    if (!first_) out_ += ',';
+  // `,"key":` (no comma before the first member) in one append.
+  template <std::size_t N>
+  void name(const char (&key)[N]) {
+    char text[N + 3];
+    text[0] = ',';
+    text[1] = '"';
+    std::memcpy(text + 2, key, N - 1);
+    text[N + 1] = '"';
+    text[N + 2] = ':';
+    out_.append(text + first_, N + 3 - first_);
     first_ = false;
-    out_ += '"';
-    out_ += key;
-    out_ += "\":";
   }
   std::string& out_;
   bool first_ = true;
 };
 
+// Writes the n decimal digits of s (n: digit_count(s)) at p, two at a time from the last.
+void put_digits(char* p, std::uint64_t s, int n) {
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  char* q = p + n;
+  while (q - p >= 2) {
+    const auto pair = static_cast<unsigned>(s % 100);
+    s /= 100;
+    q -= 2;
+    std::memcpy(q, kPairs + 2 * pair, 2);
+  }
+  if (q != p) *--q = static_cast<char>('0' + s);
+}
+
+// The number of decimal digits of s > 0: t = ⌊bit width · log10 2⌋ is that number or one less,
+// and one comparison says which.
+int digit_count(std::uint64_t s) {
+  static constexpr auto kPowers = [] {
+    std::array<std::uint64_t, 20> p{1};
+    for (std::size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 10;
+    return p;
+  }();
+  const int t = (std::bit_width(s) * 1233) >> 12;  // 1233 / 4096 ≈ log10(2)
+  return t + (s >= kPowers[t] ? 1 : 0);
+}
+
 }  // namespace
+
+char* json_number(char* out, double v) {
+  if (std::signbit(v)) {
+    *out++ = '-';
+    v = -v;
+  }
+  if (v == 0) {
+    std::memcpy(out, "0.0", 3);
+    return out + 3;
+  }
+  // The shortest digits (no trailing zeros, n of them) and exponent e: v = digits × 10^e, from
+  // fmt's Dragonbox (in fmt::detail; libfmt exports it, and export_test compares this text with
+  // fmt's own "{}", so an fmt that changed either would fail it).
+  const auto dec = fmt::detail::dragonbox::to_decimal(v);
+  const int n = digit_count(dec.significand);
+  const int e = dec.exponent;
+  const int magnitude = e + n - 1;  // the exponent of the first digit
+  // fmt's general format: fixed notation for magnitudes in [-4, 16), else d.ddde±XX.
+  if (magnitude < -4 || magnitude >= 16) {
+    put_digits(out + 1, dec.significand, n);  // then the first digit moved before the point
+    out[0] = out[1];
+    if (n > 1) {
+      out[1] = '.';
+      out += n + 1;
+    } else {
+      out += 1;
+    }
+    *out++ = 'e';
+    *out++ = magnitude < 0 ? '-' : '+';
+    const int x = std::abs(magnitude);
+    if (x >= 100) *out++ = static_cast<char>('0' + x / 100);
+    *out++ = static_cast<char>('0' + x / 10 % 10);
+    *out++ = static_cast<char>('0' + x % 10);
+    return out;
+  }
+  if (e >= 0) {  // integral: the digits, e zeros, ".0"
+    put_digits(out, dec.significand, n);
+    out += n;
+    std::memset(out, '0', static_cast<std::size_t>(e));
+    out += e;
+    std::memcpy(out, ".0", 2);
+    return out + 2;
+  }
+  const int point = n + e;  // digits before the point
+  if (point > 0) {  // the digits one place on, then those before the point moved back
+    put_digits(out + 1, dec.significand, n);
+    for (int i = 0; i < point; ++i) out[i] = out[i + 1];
+    out[point] = '.';
+    return out + n + 1;
+  }
+  *out++ = '0';
+  *out++ = '.';
+  std::memset(out, '0', static_cast<std::size_t>(-point));
+  out += -point;
+  put_digits(out, dec.significand, n);
+  return out + n;
+}
 
 std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& world_name,
                                  const AddJsonChannel& add) {
