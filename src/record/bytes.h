@@ -26,12 +26,18 @@ enum Op : std::uint8_t {
   kDataEnd = 0x0F,
 };
 
+static_assert(std::endian::native == std::endian::little, "MCAP is little-endian; so is this host");
+
+/// `v` at `p`; returns the byte after it.
+template <typename T>
+char* put_at(char* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+  return p + sizeof(T);
+}
 template <typename T>
 void put(std::string& out, T v) {
-  static_assert(std::endian::native == std::endian::little,
-                "MCAP is little-endian; so is this host");
   char b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
+  put_at(b, v);
   out.append(b, sizeof(T));
 }
 inline void put_string(std::string& out, std::string_view s) {

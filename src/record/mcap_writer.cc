@@ -241,12 +241,16 @@ void McapWriter::write(std::uint16_t channel, std::uint64_t log_time_ns, std::st
   auto& index = chunk_index_[channel - 1];
   if (index.empty()) chunk_channels_.push_back(channel);
   index.emplace_back(log_time_ns, records_.size());
-  records_.push_back(static_cast<char>(kMessage));
-  put<std::uint64_t>(records_, 2 + 4 + 8 + 8 + data.size());
-  put<std::uint16_t>(records_, channel);
-  put<std::uint32_t>(records_, static_cast<std::uint32_t>(channel_counts_[channel]));
-  put<std::uint64_t>(records_, log_time_ns);
-  put<std::uint64_t>(records_, log_time_ns);
+  // Opcode, length, channel, sequence, log and publish time: one append (a message a step).
+  char header[1 + 8 + 2 + 4 + 8 + 8];
+  char* h = header;
+  *h++ = static_cast<char>(kMessage);
+  h = put_at(h, static_cast<std::uint64_t>(2 + 4 + 8 + 8 + data.size()));
+  h = put_at(h, channel);
+  h = put_at(h, static_cast<std::uint32_t>(channel_counts_[channel]));
+  h = put_at(h, log_time_ns);
+  put_at(h, log_time_ns);
+  records_.append(header, sizeof header);
   records_.append(data);
   if (message_count_ == 0) first_time_ = last_time_ = log_time_ns;
   first_time_ = std::min(first_time_, log_time_ns);
