@@ -34,11 +34,11 @@ struct JsonFeed {
   std::string last;       ///< state: the text last sent (empty: none)
 };
 
-/// Writes the JSON text of a finite double at `out` (at most 27 characters) and returns its
+/// Writes the JSON text of a finite double at `out` (at most 24 characters) and returns its
 /// end: the shortest decimal text that reads back as `v`, exactly as fmt's "{}" writes it
-/// (fmt's Dragonbox finds the digits; they are laid out here, at a third of the cost of fmt's
-/// general float writer), with ".0" after an integral value as nlohmann's dump writes it (a
-/// float stays a float for readers such as Python's json).
+/// (fmt's Dragonbox finds the digits; they are laid out here, for half of what fmt's own float
+/// writer costs), with ".0" after an integral value as nlohmann's dump writes it (a float stays
+/// a float for readers such as Python's json).
 char* json_number(char* out, double v);
 
 /// Makes a channel: (topic, schema name, JSON Schema text) → its id.
