@@ -490,7 +490,7 @@ TEST(ExportJson, NumbersAreTheShortestTextFmtWrites) {
   }
   std::mt19937_64 rng(7);
   for (int i = 0; i < 4'000'000; ++i) check(std::bit_cast<double>(rng()));
-  std::uniform_int_distribution<int> digits(0, 9), places(-20, 20);
+  std::uniform_int_distribution<int> places(-20, 20);
   for (int i = 0; i < 1'000'000; ++i) {
     const long long m = static_cast<long long>(rng() % 10'000'000) - 5'000'000;
     check(static_cast<double>(m) * std::pow(10.0, places(rng)));

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "record/bytes.h"
 
 namespace kestrel::record::detail {
 
@@ -42,10 +43,7 @@ namespace {
 
 // Little-endian doubles (MCAP's byte order, this host's: bytes.h), written at `p`.
 char* put_doubles(char* p, std::initializer_list<double> values) {
-  for (double v : values) {
-    std::memcpy(p, &v, sizeof v);
-    p += sizeof v;
-  }
+  for (double v : values) p = put_at(p, v);
   return p;
 }
 char* put_pose(char* p, const ignition::math::Pose3d& X) {
