@@ -55,6 +55,7 @@ McapWriter::McapWriter(const std::filesystem::path& path, McapOptions options)
     ::close(fd_);
     throw;
   }
+  KESTREL_DEMAND(options_.chunks_in_flight >= 1);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -93,32 +94,33 @@ void McapWriter::throw_if_failed() {
   throw Error(path_, why);
 }
 
-// The writer's thread: writes each chunk handed to it, one at a time, until told to stop with
+// The writer's thread: writes the chunks handed to it, oldest first, until told to stop with
 // none in hand. After a failed write it drops what it is handed (the file stays cut back).
 void McapWriter::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stop_ || in_hand_.has_value(); });
-    if (!in_hand_) return;  // stop_
+    wake_.wait(lock, [&] { return stop_ || !in_hand_.empty(); });
+    if (in_hand_.empty()) return;  // stop_
+    Cut& c = in_hand_.front();  // stays put while the caller appends (a deque's elements do)
     lock.unlock();
     if (!failed_) {
       try {
-        write_chunk(*in_hand_);
+        write_chunk(c);
       } catch (const Error& e) {
         fail(e.what());  // the first failure's text stays (write_group set it)
       }
     }
     lock.lock();
-    spare_ = std::move(in_hand_->records);
-    spare_.clear();
-    in_hand_.reset();
+    spares_.push_back(std::move(c.records));
+    spares_.back().clear();
+    in_hand_.pop_front();
     done_.notify_all();
   }
 }
 
 void McapWriter::idle() {
   std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return !in_hand_.has_value(); });
+  done_.wait(lock, [&] { return in_hand_.empty(); });
 }
 
 void McapWriter::wait() {
@@ -266,15 +268,18 @@ void McapWriter::flush() {
   wait();
 }
 
-// Waits for the chunk before (so at most one is in the writer thread's hands) and hands it the
-// open one with its message indexes.
+// Waits while chunks_in_flight chunks are in the writer thread's hands, then hands it the open
+// one with its message indexes.
 void McapWriter::cut() {
   if (records_.empty()) return;
   Cut c;
   {
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return !in_hand_.has_value(); });
-    c.records.swap(spare_);
+    done_.wait(lock, [&] { return in_hand_.size() < options_.chunks_in_flight; });
+    if (!spares_.empty()) {
+      c.records.swap(spares_.back());
+      spares_.pop_back();
+    }
   }
   throw_if_failed();
   c.records.swap(records_);
@@ -290,7 +295,7 @@ void McapWriter::cut() {
   chunk_messages_ = 0;
   {
     std::lock_guard lock(mutex_);
-    in_hand_ = std::move(c);
+    in_hand_.push_back(std::move(c));
   }
   wake_.notify_one();
 }

@@ -5,12 +5,18 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "export/proto/foxglove/schemas.pb.h"
 #include "kestrel/components/model.h"
@@ -274,6 +280,54 @@ TEST(Mcap, AChunkWriteThatFailsIsThrownByTheNextCallAndTheFileKeepsItsChunks) {
                   exact_seconds(Duration(static_cast<std::int64_t>(r.messages.back().log_time))))));
 }
 
+// The writer's thread stuck in a write (a FIFO nobody reads yet): the caller goes on filling
+// chunks until chunks_in_flight of them are unwritten, then its next cut waits, so a kill then
+// loses at most (chunks_in_flight + 1) chunk spans; once the FIFO is read every message arrives.
+TEST(Mcap, ACutWaitsWhileChunksInFlightAreUnwritten) {
+  Dir d;
+  const fs::path fifo = d.path / "fifo.mcap";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int in = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // a reader, not reading yet
+  ASSERT_GE(in, 0);
+  const std::string payload(100'000, 'x');  // over a pipe's 64 KiB: a chunk's write blocks
+  std::atomic<int> written{0};
+  std::thread producer([&] {
+    McapWriter w(fifo, McapOptions{Compression::kNone, std::chrono::milliseconds(10), 4 << 20, 2});
+    w.add_channel(0, "/big", "raw");
+    for (int i = 0; i < 8; ++i) {
+      w.write(1, i * 10 * kMs, payload);  // each message after the first cuts the chunk before
+      ++written;
+    }
+    w.close();
+  });
+  // Chunk 1 (the message at 0 ms) is stuck in its write, chunk 2 (10 ms) waits behind it, the
+  // message at 20 ms opened chunk 3; the one at 30 ms would make 3 chunks unwritten: it waits.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (written < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(written, 3);
+  // Read the FIFO to its end: everything arrives, complete.
+  ::fcntl(in, F_SETFL, 0);
+  std::string all;
+  char buffer[1 << 16];
+  for (ssize_t n; (n = ::read(in, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    ASSERT_GT(n, 0) << std::strerror(errno);
+    all.append(buffer, static_cast<std::size_t>(n));
+  }
+  producer.join();
+  ::close(in);
+  EXPECT_EQ(written, 8);
+  const fs::path file = d.path / "read.mcap";
+  std::ofstream(file, std::ios::binary) << all;
+  const Read r = read_all(file);
+  ASSERT_EQ(r.messages.size(), 8u);
+  EXPECT_EQ(r.messages.back().log_time, 70 * kMs);
+  EXPECT_EQ(r.data.back(), payload);
+}
+
 TEST(Mcap, WritingAfterCloseContinuesTheFile) {
   Dir d;
   const fs::path file = d.path / "a.mcap";
@@ -344,7 +398,7 @@ TEST(Recorder, RecordsEveryChangeWithSimTimeAndTheRegistrysPoses) {
   EXPECT_LE(tf.messages, 2500u);
   EXPECT_EQ(sum.start, 1 * kMs);
   EXPECT_EQ(sum.end, 2500 * kMs);
-  EXPECT_EQ(sum.chunks.size(), 5u);  // of 0.5 s
+  EXPECT_EQ(sum.chunks.size(), 10u);  // of 0.25 s
   for (const auto& [topic, count] : report.topics) EXPECT_EQ(count, by_topic[topic].messages);
   std::map<std::string, std::string> schema_of;
   for (const auto& s : sum.schemas) schema_of[std::to_string(s.id)] = s.name;

@@ -25,9 +25,10 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   Recorder(sim::Runner& runner, RecordOptions options)
       : runner_(runner),
         options_(std::move(options)),
-        // Chunks of under 0.5 s: a kill loses the open one and the one being written, < 1 s.
-        writer_(options_.path, McapOptions{options_.compression, std::chrono::milliseconds(500),
-                                           4 << 20, "the recording (--record)", "kestrel"}) {}
+        // Chunks of under 0.25 s, 3 of them in the writer's hands at most: a kill loses those
+        // and the open one, < 1 s.
+        writer_(options_.path, McapOptions{options_.compression, std::chrono::milliseconds(250),
+                                           4 << 20, 3, "the recording (--record)", "kestrel"}) {}
 
   ~Recorder() override {
     try {

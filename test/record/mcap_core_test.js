@@ -10,7 +10,7 @@
 //  - the default rates (the viewer's in sim time, every sensor sample, a state sample a step);
 //  - SIGINT: the file is complete (summary written);
 //  - SIGKILL: the stream reader reads it up to its last complete chunk, every chunk spans less
-//    than 0.5 s of sim time, the indexed reader and `kestrel log info` refuse it, naming why;
+//    than 0.25 s of sim time, the indexed reader and `kestrel log info` refuse it, naming why;
 //  - an unwritable path and a full disk fail before the world runs.
 // Usage: node mcap_core_test.js KESTREL SOURCE_DIR
 'use strict';
@@ -132,8 +132,8 @@ async function demo(handlers) {
   checks.expect(messages[0].logTime === 1000000n && messages[messages.length - 1].logTime === 6000000000n,
                 'the first and last messages read at 1 ms and 6 s');
   checks.expect(messages.every((m) => m.publishTime === m.logTime), 'publish time = log time');
-  checks.expect(reader.chunkIndexes.length === 12 && reader.chunkIndexes.every((c) => c.compression === 'zstd' &&
-                c.messageEndTime - c.messageStartTime < 500000000n), `12 zstd chunks, each under 0.5 s (${reader.chunkIndexes.length})`);
+  checks.expect(reader.chunkIndexes.length === 24 && reader.chunkIndexes.every((c) => c.compression === 'zstd' &&
+                c.messageEndTime - c.messageStartTime < 250000000n), `24 zstd chunks, each under 0.25 s (${reader.chunkIndexes.length})`);
 
   // The stream reader: the same messages, and the data section's CRC.
   const st = streamed(file, handlers);
@@ -188,7 +188,7 @@ async function lz4AndTopics(handlers) {
   const { reader, messages } = await indexed(file, handlers);
   const topics = [...reader.channelsById.values()].map((c) => c.topic).sort();
   checks.expect(topics.join() === '/tf,/world/x3_mission/clock', `--record-topics: ${topics}`);
-  checks.expect(reader.chunkIndexes.length === 3 && reader.chunkIndexes.every((c) => c.compression === 'lz4'), `3 lz4 chunks of 0.5 s (${reader.chunkIndexes.length})`);
+  checks.expect(reader.chunkIndexes.length === 6 && reader.chunkIndexes.every((c) => c.compression === 'lz4'), `6 lz4 chunks of 0.25 s (${reader.chunkIndexes.length})`);
   checks.expect(messages.length === [...printedCounts(r.stdout).values()].reduce((a, b) => a + b, 0),
                 `lz4: ${messages.length} messages, as printed`);
   const bad = run([x3, '--no-transport', '--duration', '1', '--record', path.join(tmp, 'x.mcap'), '--record-topics', '/nope*']);
@@ -256,7 +256,7 @@ async function signals(handlers) {
   const msgs = st.records.filter((x) => x.type === 'Message');
   checks.expect(!st.done && chunks.length >= 2 && msgs.length > 0,
                 `the stream reader reads a killed run's ${chunks.length} complete chunks (${msgs.length} messages)`);
-  checks.expect(chunks.every((c) => c.messageEndTime - c.messageStartTime < 500000000n), 'each chunk spans less than 0.5 s of sim time');
+  checks.expect(chunks.every((c) => c.messageEndTime - c.messageStartTime < 250000000n), 'each chunk spans less than 0.25 s of sim time');
   console.log(`SIGKILL: ${chunks.length} complete chunks, ${msgs.length} messages, up to log time ${chunks.length ? chunks[chunks.length - 1].messageEndTime : 0} ns`);
   const lastChunkEnd = chunks.length ? chunks[chunks.length - 1].messageEndTime : 0n;
   checks.expect(msgs.length && msgs[msgs.length - 1].logTime <= lastChunkEnd, 'the last message read is in the last chunk');

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -40,6 +41,10 @@ struct McapOptions {
   Compression compression = Compression::kZstd;
   Duration chunk_span = std::chrono::seconds(1);  ///< log time one chunk spans at most
   std::size_t chunk_bytes = 4 << 20;   ///< a chunk is cut once its records reach this [bytes]
+  /// Cut chunks not yet in the file at most (compressed and written by the writer's thread, in
+  /// order); a cut waits while this many are. With the open chunk, a SIGKILL loses at most
+  /// (chunks_in_flight + 1) · chunk_span of log time.
+  std::size_t chunks_in_flight = 1;
   std::string what = "the recording";  ///< names the file in messages ("--record")
   std::string library = "kestrel";     ///< the Header's library field
 };
@@ -142,11 +147,11 @@ class McapWriter {
   std::uint64_t message_count_ = 0, first_time_ = 0, last_time_ = 0;
   std::uint64_t chunk_messages_ = 0, written_messages_ = 0, written_until_ = 0;  // on disk
   void* zstd_ = nullptr;  // ZSTD_CCtx, reused
-  // The writer's thread and the chunk in its hands.
+  // The writer's thread and the chunks in its hands, oldest (the one being written) first.
   mutable std::mutex mutex_;
   std::condition_variable wake_, done_;
-  std::optional<Cut> in_hand_;
-  std::string spare_;  // a written chunk's records buffer, reused for the next one
+  std::deque<Cut> in_hand_;
+  std::vector<std::string> spares_;  // written chunks' records buffers, reused for the next ones
   bool stop_ = false;
   std::thread thread_;
 };
