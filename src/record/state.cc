@@ -3,9 +3,6 @@
 
 #include <bit>
 #include <cstring>
-#include <initializer_list>
-
-#include "record/bytes.h"
 
 namespace kestrel::record::detail {
 
@@ -36,22 +33,34 @@ void StateEncoder::refresh(const ecs::Registry& reg) {
                      reg.try_get<c::WorldLinearVelocity>(e),
                      reg.try_get<c::WorldAngularVelocity>(e)});
   }
+  // What each entity carries and the sample's size apart from the rotor speeds (whose count is
+  // read each time).
+  fixed_size_ = 1;
+  for (Refs& r : refs_) {
+    r.bits = static_cast<std::uint8_t>((r.world_pose ? kHasWorldPose : 0) | (r.pose ? kHasPose : 0) |
+                                       (r.linear_vel ? kHasLinearVel : 0) |
+                                       (r.angular_vel ? kHasAngularVel : 0) |
+                                       (r.rotors ? kHasRotors : 0));
+    fixed_size_ += 1 + (r.world_pose ? 56 : 0) + (r.pose ? 56 : 0) + (r.linear_vel ? 24 : 0) +
+                   (r.angular_vel ? 24 : 0) + (r.rotors ? 2 : 0);
+  }
   epoch_ = reg.layout_epoch();
 }
 
 namespace {
 
-// Little-endian doubles (MCAP's byte order, this host's: bytes.h), written at `p`.
-char* put_doubles(char* p, std::initializer_list<double> values) {
-  for (double v : values) p = put_at(p, v);
-  return p;
-}
+// Little-endian doubles (MCAP's byte order, this host's), written at `p`: gathered into
+// a local array and copied at once (a fixed-size copy the compiler turns into a few stores).
 char* put_pose(char* p, const ignition::math::Pose3d& X) {
-  return put_doubles(p, {X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X(),
-                         X.Rot().Y(), X.Rot().Z()});
+  const double v[7] = {X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(),
+                       X.Rot().X(), X.Rot().Y(), X.Rot().Z()};
+  std::memcpy(p, v, sizeof v);
+  return p + sizeof v;
 }
-char* put_vector(char* p, const ignition::math::Vector3d& v) {
-  return put_doubles(p, {v.X(), v.Y(), v.Z()});
+char* put_vector(char* p, const ignition::math::Vector3d& w) {
+  const double v[3] = {w.X(), w.Y(), w.Z()};
+  std::memcpy(p, v, sizeof v);
+  return p + sizeof v;
 }
 
 }  // namespace
@@ -60,18 +69,15 @@ void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
   static_assert(std::endian::native == std::endian::little, "MCAP's doubles are little-endian");
   if (reg.layout_epoch() != epoch_) refresh(reg);
   // The size first, then every value written in place.
-  std::size_t size = 1;
+  std::size_t size = fixed_size_;
   for (const Refs& r : refs_) {
-    size += 1 + (r.world_pose ? 56 : 0) + (r.pose ? 56 : 0) + (r.linear_vel ? 24 : 0) +
-            (r.angular_vel ? 24 : 0) + (r.rotors ? 2 + 8 * r.rotors->velocity.size() : 0);
+    if (r.rotors) size += 8 * r.rotors->velocity.size();
   }
   out.resize(size);
   char* p = out.data();
   *p++ = static_cast<char>(kStateSample);
   for (const Refs& r : refs_) {
-    *p++ = static_cast<char>((r.world_pose ? kHasWorldPose : 0) | (r.pose ? kHasPose : 0) |
-                             (r.linear_vel ? kHasLinearVel : 0) |
-                             (r.angular_vel ? kHasAngularVel : 0) | (r.rotors ? kHasRotors : 0));
+    *p++ = static_cast<char>(r.bits);
     // In the order replay reads them (replay.cc).
     if (r.world_pose) p = put_pose(p, r.world_pose->value);
     if (r.pose) p = put_pose(p, r.pose->value);

@@ -55,10 +55,12 @@ class StateEncoder {
     const components::RotorVelocities* rotors = nullptr;            // models
     const components::WorldLinearVelocity* linear_vel = nullptr;    // links
     const components::WorldAngularVelocity* angular_vel = nullptr;  // links
+    std::uint8_t bits = 0;  // its presence byte (StateBits)
   };
   void refresh(const ecs::Registry& reg);
   StateEntities entities_;
   std::vector<Refs> refs_;  // models', then links'
+  std::size_t fixed_size_ = 0;  // a sample's bytes but the rotor speeds' doubles
   std::uint64_t epoch_ = ~0ull;
 };
 
