@@ -39,6 +39,7 @@ Compression parse_compression(const std::string& name) {
 
 McapWriter::McapWriter(const std::filesystem::path& path, McapOptions options)
     : path_(path.string()), options_(std::move(options)) {
+  KESTREL_DEMAND(options_.chunks_in_flight >= 1);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
   if (fd_ < 0) {
     throw Error(path_,
@@ -55,7 +56,6 @@ McapWriter::McapWriter(const std::filesystem::path& path, McapOptions options)
     ::close(fd_);
     throw;
   }
-  KESTREL_DEMAND(options_.chunks_in_flight >= 1);
   thread_ = std::thread([this] { loop(); });
 }
 

@@ -42,7 +42,7 @@ struct McapOptions {
   std::size_t chunk_bytes = 4 << 20;   ///< a chunk is cut once its records reach this [bytes]
   /// Cut chunks not yet in the file at most (compressed and written by the writer's thread, in
   /// order); a cut waits while this many are. With the open chunk, a SIGKILL loses at most
-  /// (chunks_in_flight + 1) · chunk_span of log time.
+  /// (chunks_in_flight + 1) · chunk_span of log time. At least 1.
   std::size_t chunks_in_flight = 1;
   std::string what = "the recording";  ///< names the file in messages ("--record")
   std::string library = "kestrel";     ///< the Header's library field
