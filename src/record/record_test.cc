@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "export/proto/foxglove/schemas.pb.h"
@@ -26,7 +27,9 @@
 #include "kestrel/components/physics.h"
 #include "kestrel/record/recorder.h"
 #include "kestrel/record/replay.h"
+#include "kestrel/components/world.h"
 #include "kestrel/world/setup.h"
+#include "record/state.h"
 
 namespace kestrel::record {
 namespace {
@@ -558,6 +561,8 @@ TEST(Replay, DrivesTheRegistryWithTheRecordedStateBitForBit) {
   const auto X_end = reg.get<components::WorldPose>(box).value;
   const auto v_end = reg.get<components::WorldLinearVelocity>(box).value;
   const auto X_model = reg.get<components::WorldPose>(reg.find_scoped("w::box")).value;
+  const auto P_link = reg.get<components::Pose>(box).value;
+  const auto P_model = reg.get<components::Pose>(reg.find_scoped("w::box")).value;
   w.runner.reset();  // closes the file
 
   auto rec = std::make_shared<Recording>(read_recording(file));
@@ -568,6 +573,11 @@ TEST(Replay, DrivesTheRegistryWithTheRecordedStateBitForBit) {
   EXPECT_EQ(rec->models, std::vector<std::string>{"w::box"});  // the ground is static
   EXPECT_EQ(rec->links, std::vector<std::string>{"w::box::link"});
   EXPECT_EQ(rec->step_size, std::chrono::milliseconds(1));
+  // Both relative poses are the ones the world poses give (format 2): kind, the model's presence
+  // byte and world pose, the link's presence byte, world pose and velocities — 163 bytes, not
+  // the 275 with both poses written.
+  EXPECT_EQ(rec->format, kStateFormat);
+  EXPECT_EQ(rec->samples.back().size, 1u + (1 + 56) + (1 + 56 + 48));
 
   sim::Runner r(sim::Runner::Options{});
   world::WorldSetupOptions so;
@@ -590,6 +600,104 @@ TEST(Replay, DrivesTheRegistryWithTheRecordedStateBitForBit) {
   EXPECT_EQ(v.Z(), v_end.Z());
   EXPECT_EQ(r.registry().get<components::WorldPose>(r.registry().find_scoped("w::box")).value.Pos().Z(),
             X_model.Pos().Z());
+  // The relative poses rebuilt from the world poses are physics' own, bit for bit.
+  const auto same = [](const ignition::math::Pose3d& a, const ignition::math::Pose3d& b) {
+    return std::memcmp(&a.Pos(), &b.Pos(), sizeof(double) * 3) == 0 && a.Rot().W() == b.Rot().W() &&
+           a.Rot().X() == b.Rot().X() && a.Rot().Y() == b.Rot().Y() && a.Rot().Z() == b.Rot().Z();
+  };
+  const auto& rreg = r.registry();
+  EXPECT_TRUE(same(rreg.get<components::Pose>(rbox).value, P_link));
+  EXPECT_TRUE(same(rreg.get<components::Pose>(rreg.find_scoped("w::box")).value, P_model));
+}
+
+// A sample leaves out only the relative poses its world poses give bit for bit: a link's pose
+// that is not (set by something other than physics) is written and read back as it was; a
+// nested model's pose comes from its parent model's.
+TEST(Replay, APoseIsLeftOutOnlyWhenTheParentsWorldPoseGivesItBitForBit) {
+  namespace c = components;
+  using ignition::math::Pose3d;
+  ecs::Registry reg;
+  const ecs::Entity world = reg.create();
+  reg.add<c::World>(world);
+  reg.add<c::Name>(world).value = "w";
+  auto entity = [&](ecs::Entity parent, const char* name, bool link, const Pose3d& X_W) {
+    const ecs::Entity e = reg.create(parent);
+    reg.add<c::Name>(e).value = name;
+    if (link) {
+      reg.add<c::Link>(e);
+      reg.add<c::WorldLinearVelocity>(e).value = {1, 2, 3};
+      reg.add<c::WorldAngularVelocity>(e).value = {4, 5, 6};
+    } else {
+      reg.add<c::Model>(e);
+    }
+    reg.add<c::WorldPose>(e).value = X_W;
+    return e;
+  };
+  const Pose3d X_WM(1, 2, 3, 0.1, 0.2, 0.3), X_WN(1.5, 2, 3, 0.2, 0.2, 0.3);
+  const Pose3d X_WA(1.1, 2.2, 3.3, 0.3, -0.2, 0.1), X_WB(-1, 0.5, 3, 0, 0, 2);
+  const ecs::Entity m = entity(world, "m", false, X_WM);
+  const ecs::Entity n = entity(m, "n", false, X_WN);
+  const ecs::Entity a = entity(m, "a", true, X_WA);
+  const ecs::Entity b = entity(n, "b", true, X_WB);
+  const Pose3d P_b(0.25, 0, 0, 0, 0, 0);  // not what X_WN and X_WB give
+  reg.add<c::Pose>(m).value = X_WM;
+  reg.add<c::Pose>(n).value = detail::state_pose_from_parent(&X_WM, X_WN);
+  reg.add<c::Pose>(a).value = detail::state_pose_from_parent(&X_WM, X_WA);
+  reg.add<c::Pose>(b).value = P_b;
+
+  detail::StateEncoder enc(reg, detail::state_entities(reg, world));
+  std::string sample;
+  enc.encode(reg, sample);
+  // Three poses left out, b's written: 1 + 2·(1 + 56) + 2·(1 + 56 + 48) + 56.
+  EXPECT_EQ(sample.size(), 1u + 2 * 57 + 2 * 105 + 56);
+  EXPECT_EQ(static_cast<std::uint8_t>(sample[1]), detail::kHasWorldPose | detail::kPoseFromParent);
+
+  McapSummary::Channel ch;
+  ch.topic = kStateTopic;
+  ch.encoding = kStateEncoding;
+  std::vector<ecs::Entity> order;
+  auto names = [&](const std::vector<ecs::Entity>& es) {
+    std::string out;
+    for (ecs::Entity e : es) {
+      out += (out.empty() ? "" : "\n") + reg.scoped_name(e);
+      order.push_back(e);
+    }
+    return out;
+  };
+  const std::string models = names(enc.entities().models), links = names(enc.entities().links);
+  ch.metadata = {{"format", kStateFormat}, {"world", "/w.sdf"},          {"world_name", "w"},
+                 {"seed", "0"},            {"step_size_ns", "1000000"}, {"kestrel_version", "test"},
+                 {"models", models},       {"links", links}};
+  const StateTable table(ch, "t.mcap");
+  const auto rows = table.rows(std::chrono::milliseconds(1), sample);
+  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_EQ(order.front(), m);
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::map<std::string, std::string> cells(rows[i].begin(), rows[i].end());
+    EXPECT_EQ(cells["entity"], reg.scoped_name(order[i]));
+    const Pose3d& P = reg.get<c::Pose>(order[i]).value;
+    EXPECT_EQ(cells["rel_x"], fmt::format("{}", P.Pos().X())) << cells["entity"];
+    EXPECT_EQ(cells["rel_z"], fmt::format("{}", P.Pos().Z())) << cells["entity"];
+    EXPECT_EQ(cells["rel_qw"], fmt::format("{}", P.Rot().W())) << cells["entity"];
+    EXPECT_EQ(cells["rel_qz"], fmt::format("{}", P.Rot().Z())) << cells["entity"];
+  }
+
+  // A presence byte with a bit the format does not define, or the derived pose and the pose
+  // both, is refused naming the byte.
+  for (const std::uint8_t bad : {std::uint8_t(64), std::uint8_t(detail::kHasPose | detail::kPoseFromParent)}) {
+    std::string broken = sample;
+    broken[1] = static_cast<char>(bad | detail::kHasWorldPose);
+    try {
+      table.rows(std::chrono::milliseconds(1), broken);
+      ADD_FAILURE() << "presence byte " << int(bad) << " accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("a model's presence byte at byte 1 is"));
+    }
+  }
+  // Format 1 knows no poses given by the parent's.
+  ch.metadata["format"] = kStateFormatV1;
+  EXPECT_THROW(StateTable(ch, "t.mcap").rows(std::chrono::milliseconds(1), sample), Error);
 }
 
 TEST(Replay, AWorldThatDoesNotMatchIsRefusedNamingWhatDiffers) {

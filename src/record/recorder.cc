@@ -143,7 +143,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   // The state channel: its layout (which models and links, by scoped name) and what replay
   // checks the world against in the channel's metadata (src/record/README.md).
   void add_state_channel(const ecs::Registry& reg) {
-    state_ = detail::StateEncoder(detail::state_entities(reg, runner_.world()));
+    state_ = detail::StateEncoder(reg, detail::state_entities(reg, runner_.world()));
     auto join = [&](const std::vector<ecs::Entity>& es) {
       std::string s;
       for (ecs::Entity e : es) s += (s.empty() ? "" : "\n") + reg.scoped_name(e);

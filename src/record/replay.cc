@@ -63,13 +63,16 @@ std::uint64_t meta_number(const std::string& path, const McapSummary::Channel& c
 const char* build_version() { return KESTREL_VERSION; }
 
 void read_state_channel(const McapSummary::Channel& ch, Recording& rec) {
-  if (ch.encoding != kStateEncoding || meta(rec.path, ch, "format") != kStateFormat) {
+  const auto format = ch.metadata.find("format");
+  if (ch.encoding != kStateEncoding || format == ch.metadata.end() ||
+      (format->second != kStateFormat && format->second != kStateFormatV1)) {
     throw Error(rec.path, fmt::format("its {} channel has encoding '{}', format '{}'; this "
-                                      "Kestrel reads encoding '{}', format '{}'",
+                                      "Kestrel reads encoding '{}', format '{}' or '{}'",
                                       kStateTopic, ch.encoding,
                                       ch.metadata.count("format") ? ch.metadata.at("format") : "",
-                                      kStateEncoding, kStateFormat));
+                                      kStateEncoding, kStateFormatV1, kStateFormat));
   }
+  rec.format = format->second;
   rec.world = meta(rec.path, ch, "world");
   rec.world_name = meta(rec.path, ch, "world_name");
   rec.kestrel_version = meta(rec.path, ch, "kestrel_version");
@@ -77,6 +80,7 @@ void read_state_channel(const McapSummary::Channel& ch, Recording& rec) {
   rec.step_size = Duration(static_cast<std::int64_t>(meta_number(rec.path, ch, "step_size_ns")));
   rec.models = lines(meta(rec.path, ch, "models"));
   rec.links = lines(meta(rec.path, ch, "links"));
+  rec.parents = state_parents(rec.models, rec.links);
 }
 
 namespace {
@@ -127,8 +131,15 @@ class Cursor {
     for (double& x : v) x = number(what);
     return {v[0], v[1], v[2]};
   }
-  void read(Values& v, bool link) {
-    v.bits = byte(link ? "a link's presence byte" : "a model's presence byte");
+  void read(Values& v, bool link, std::uint8_t known) {
+    const char* what = link ? "a link's presence byte" : "a model's presence byte";
+    const std::size_t at = pos_;
+    v.bits = byte(what);
+    if ((v.bits & ~known) != 0 || ((v.bits & kHasPose) && (v.bits & kPoseFromParent))) {
+      throw Error(path_, fmt::format("the {} sample at log time {} s is malformed: {} at byte {} "
+                                     "is {:#04x}, which this format does not define",
+                                     kStateTopic, exact_seconds(time_), what, at, v.bits));
+    }
     if (v.bits & kHasWorldPose) v.world = pose("a world pose");
     if (v.bits & kHasPose) v.pose = pose("a pose");
     if (v.bits & kHasLinearVel) v.linear = vector("a linear velocity");
@@ -137,6 +148,10 @@ class Cursor {
       v.rotors.resize(count("a rotor count"));
       for (double& w : v.rotors) w = number("a rotor velocity");
     }
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(path_, fmt::format("the {} sample at log time {} s is malformed: {}", kStateTopic,
+                                   exact_seconds(time_), what));
   }
   void end() const {
     if (pos_ != s_.size()) {
@@ -158,8 +173,25 @@ void decode(const Recording& rec, Duration time, std::string_view data, std::vec
   Cursor in(rec.path, time, data);
   in.byte("the sample's kind");
   out.resize(rec.models.size() + rec.links.size());
-  for (std::size_t i = 0; i < out.size(); ++i) in.read(out[i], i >= rec.models.size());
+  const std::uint8_t known = rec.format == kStateFormatV1 ? kStateBitsV1 : kStateBitsV2;
+  for (std::size_t i = 0; i < out.size(); ++i) in.read(out[i], i >= rec.models.size(), known);
   in.end();
+  // Poses given by the parent's: every world pose is read by now.
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    Values& v = out[i];
+    if (!(v.bits & kPoseFromParent)) continue;
+    const int p = rec.parents[i];
+    const Values* parent = p >= 0 ? &out[static_cast<std::size_t>(p)] : nullptr;
+    const auto& name = i < rec.models.size() ? rec.models[i] : rec.links[i - rec.models.size()];
+    if (!(v.bits & kHasWorldPose) || p == kNoParent || (parent && !(parent->bits & kHasWorldPose))) {
+      in.fail(fmt::format("'{}' has its pose from its parent's, and {}", name,
+                          !(v.bits & kHasWorldPose) ? "no world pose"
+                          : p == kNoParent          ? "no parent in the layout"
+                                                    : "its parent has no world pose"));
+    }
+    v.pose = state_pose_from_parent(parent ? &parent->world : nullptr, v.world);
+    v.bits = static_cast<std::uint8_t>(v.bits | kHasPose);
+  }
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 
 #include <bit>
 #include <cstring>
+#include <unordered_map>
+
+#include "kestrel/components/world.h"
+#include "physics/pose_math.h"
 
 namespace kestrel::record::detail {
 
@@ -22,6 +26,55 @@ StateEntities state_entities(const ecs::Registry& reg, ecs::Entity world) {
   return out;
 }
 
+std::vector<int> state_parents(const std::vector<std::string>& models,
+                               const std::vector<std::string>& links) {
+  std::unordered_map<std::string_view, int> index;
+  for (std::size_t i = 0; i < models.size(); ++i) index.emplace(models[i], static_cast<int>(i));
+  std::vector<int> out;
+  for (const auto* names : {&models, &links}) {
+    for (const std::string& n : *names) {
+      const std::size_t cut = n.rfind("::");
+      const std::string_view parent =
+          cut == std::string::npos ? std::string_view() : std::string_view(n).substr(0, cut);
+      if (const auto it = index.find(parent); it != index.end()) {
+        out.push_back(it->second);
+      } else {
+        // A model whose scoped name is `world::model` is directly under the world.
+        const bool under_world = names == &models && cut != std::string::npos &&
+                                 parent.find("::") == std::string_view::npos;
+        out.push_back(under_world ? kUnderWorld : kNoParent);
+      }
+    }
+  }
+  return out;
+}
+
+ignition::math::Pose3d state_pose_from_parent(const ignition::math::Pose3d* X_WP,
+                                              const ignition::math::Pose3d& X_WE) {
+  return X_WP ? physics::compose(physics::inverse(*X_WP), X_WE) : X_WE;
+}
+
+StateEncoder::StateEncoder(const ecs::Registry& reg, StateEntities entities)
+    : entities_(std::move(entities)) {
+  std::vector<std::string> models, links;
+  for (ecs::Entity e : entities_.models) models.push_back(reg.scoped_name(e));
+  for (ecs::Entity e : entities_.links) links.push_back(reg.scoped_name(e));
+  parents_ = state_parents(models, links);
+  // The names say whose pose a relative pose is taken from; kept only where the registry agrees
+  // (a name with "::" in it could mislead them).
+  std::size_t i = 0;
+  for (const auto* es : {&entities_.models, &entities_.links}) {
+    for (ecs::Entity e : *es) {
+      int& p = parents_[i++];
+      const ecs::Entity parent = reg.parent(e);
+      if (p >= 0 ? parent != entities_.models[static_cast<std::size_t>(p)]
+                 : p == kUnderWorld && !reg.has<c::World>(parent)) {
+        p = kNoParent;
+      }
+    }
+  }
+}
+
 void StateEncoder::refresh(const ecs::Registry& reg) {
   refs_.clear();
   for (ecs::Entity e : entities_.models) {
@@ -36,6 +89,7 @@ void StateEncoder::refresh(const ecs::Registry& reg) {
   // What each entity carries and the sample's size apart from the rotor speeds (whose count is
   // read each time).
   fixed_size_ = 1;
+  inverse_.resize(entities_.models.size());
   for (Refs& r : refs_) {
     r.bits = static_cast<std::uint8_t>((r.world_pose ? kHasWorldPose : 0) | (r.pose ? kHasPose : 0) |
                                        (r.linear_vel ? kHasLinearVel : 0) |
@@ -57,6 +111,14 @@ char* put_pose(char* p, const ignition::math::Pose3d& X) {
   std::memcpy(p, v, sizeof v);
   return p + sizeof v;
 }
+// Bit for bit (also -0.0 against 0.0, and NaNs).
+bool same_bits(const ignition::math::Pose3d& a, const ignition::math::Pose3d& b) {
+  auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  return bits(a.Pos().X()) == bits(b.Pos().X()) && bits(a.Pos().Y()) == bits(b.Pos().Y()) &&
+         bits(a.Pos().Z()) == bits(b.Pos().Z()) && bits(a.Rot().W()) == bits(b.Rot().W()) &&
+         bits(a.Rot().X()) == bits(b.Rot().X()) && bits(a.Rot().Y()) == bits(b.Rot().Y()) &&
+         bits(a.Rot().Z()) == bits(b.Rot().Z());
+}
 char* put_vector(char* p, const ignition::math::Vector3d& w) {
   const double v[3] = {w.X(), w.Y(), w.Z()};
   std::memcpy(p, v, sizeof v);
@@ -76,11 +138,24 @@ void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
   out.resize(size);
   char* p = out.data();
   *p++ = static_cast<char>(kStateSample);
-  for (const Refs& r : refs_) {
-    *p++ = static_cast<char>(r.bits);
+  for (std::size_t i = 0; i < refs_.size(); ++i) {
+    const Refs& r = refs_[i];
+    const int parent = parents_[i];
+    // Models come first: a parent's inverse is ready before its children need it.
+    if (i < inverse_.size() && r.world_pose) inverse_[i] = physics::inverse(r.world_pose->value);
+    bool pose = r.pose != nullptr;
+    if (pose && r.world_pose && parent != kNoParent &&
+        (parent == kUnderWorld || refs_[static_cast<std::size_t>(parent)].world_pose)) {
+      const auto& X_WE = r.world_pose->value;
+      pose = !same_bits(r.pose->value,
+                        parent == kUnderWorld
+                            ? X_WE
+                            : physics::compose(inverse_[static_cast<std::size_t>(parent)], X_WE));
+    }
+    *p++ = static_cast<char>(r.pose && !pose ? (r.bits & ~kHasPose) | kPoseFromParent : r.bits);
     // In the order replay reads them (replay.cc).
     if (r.world_pose) p = put_pose(p, r.world_pose->value);
-    if (r.pose) p = put_pose(p, r.pose->value);
+    if (pose) p = put_pose(p, r.pose->value);
     if (r.linear_vel) p = put_vector(p, r.linear_vel->value);
     if (r.angular_vel) p = put_vector(p, r.angular_vel->value);
     if (r.rotors) {
@@ -91,6 +166,7 @@ void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
       p += 8 * r.rotors->velocity.size();
     }
   }
+  out.resize(static_cast<std::size_t>(p - out.data()));
 }
 
 }  // namespace kestrel::record::detail

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <ignition/math/Pose3.hh>
+
 #include "kestrel/components/model.h"
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/physics.h"
@@ -21,7 +23,12 @@ enum StateBits : std::uint8_t {
   kHasLinearVel = 4,     // links: 3 doubles, WorldLinearVelocity [m/s]
   kHasAngularVel = 8,    // links: 3 doubles, WorldAngularVelocity [rad/s]
   kHasRotors = 16,       // models: uint16 N, then N doubles, RotorVelocities [rad/s]
+  // Format 2: no pose follows, it is the one its parent's and its own world pose give
+  // (state_pose_from_parent), bit for bit what the recorded registry held.
+  kPoseFromParent = 32,
 };
+inline constexpr std::uint8_t kStateBitsV1 = 31;  // the bits format 1 knows
+inline constexpr std::uint8_t kStateBitsV2 = 63;
 
 // The first byte of a state message.
 enum StateKind : std::uint8_t {
@@ -36,15 +43,30 @@ struct StateEntities {
 };
 StateEntities state_entities(const ecs::Registry& reg, ecs::Entity world);
 
+// Whose world pose an entity's relative pose is taken from, by the layout's scoped names
+// (models, then links): the index of its parent model among the models, kUnderWorld for a
+// model directly under the world, kNoParent when its parent is no model of the layout.
+inline constexpr int kUnderWorld = -1, kNoParent = -2;
+std::vector<int> state_parents(const std::vector<std::string>& models,
+                               const std::vector<std::string>& links);
+
+// The pose relative to its parent of an entity whose world pose is X_WE: X_WE itself under
+// the world, else compose(inverse(X_WP), X_WE) with the parent's world pose X_WP — the
+// operations physics (src/physics/mujoco/mujoco_engine.cc, read_state) computes a model's and a
+// link's Pose with, so that the same doubles give the same bits.
+ignition::math::Pose3d state_pose_from_parent(const ignition::math::Pose3d* X_WP,
+                                              const ignition::math::Pose3d& X_WE);
+
 // Makes kStateSample messages of `entities` as the registry holds them, every step: the
 // entities' component pointers are kept while the registry's layout stands still
 // (Registry::layout_epoch), and a message is written in place into a buffer that keeps its size.
 class StateEncoder {
  public:
   StateEncoder() = default;
-  explicit StateEncoder(StateEntities entities) : entities_(std::move(entities)) {}
+  StateEncoder(const ecs::Registry& reg, StateEntities entities);
   const StateEntities& entities() const { return entities_; }
-  // One sample of now into `out` (its old content replaced).
+  // One sample of now into `out` (its old content replaced). A Pose that state_pose_from_parent
+  // gives bit for bit is not written (kPoseFromParent).
   void encode(const ecs::Registry& reg, std::string& out);
 
  private:
@@ -60,7 +82,11 @@ class StateEncoder {
   void refresh(const ecs::Registry& reg);
   StateEntities entities_;
   std::vector<Refs> refs_;  // models', then links'
-  std::size_t fixed_size_ = 0;  // a sample's bytes but the rotor speeds' doubles
+  // Per entity (models, then links): state_parents, kept only where the registry's parent is
+  // that model (or the world).
+  std::vector<int> parents_;
+  std::vector<ignition::math::Pose3d> inverse_;  // per model: its world pose's inverse, per sample
+  std::size_t fixed_size_ = 0;  // a sample's largest size but the rotor speeds' doubles
   std::uint64_t epoch_ = ~0ull;
 };
 

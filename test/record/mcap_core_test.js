@@ -127,6 +127,28 @@ async function demo(handlers) {
                 state.metadata.get('links').split('\n').length === 5,
                 `the state channel: no schema, kestrel.state, its metadata (${state && [...state.metadata]})`);
   checks.expect(counted.get(state.id) === 6000, `a state sample every 1 ms step (${counted.get(state.id)})`);
+  // Format 2 (src/record/README.md, "The state channel"): the X3's model and its 5 links each
+  // have a world pose and their relative pose given by the world poses (bit 5, no pose
+  // written), the links their velocities, the model its 4 rotor speeds: 617 bytes.
+  const layout = (data) => {
+    const bits = [];
+    let at = 1;
+    for (let i = 0; i < 6 && at < data.length; ++i) {
+      const b = data[at++];
+      bits.push(b);
+      at += ((b & 1) ? 56 : 0) + ((b & 2) ? 56 : 0) + ((b & 4) ? 24 : 0) + ((b & 8) ? 24 : 0);
+      if (b & 16) at += 2 + 8 * (data[at] | (data[at + 1] << 8));
+    }
+    return { bits: bits.join(' '), end: at };
+  };
+  const samples = messages.filter((m) => m.channelId === state.id);
+  const odd = samples.filter((m) => {
+    const l = layout(m.data);
+    return m.data.length !== 617 || l.end !== 617 || l.bits !== '49 45 45 45 45 45';
+  });
+  checks.expect(state.metadata.get('format') === '2' && odd.length === 0,
+                `format 2, every state sample 617 bytes with the relative poses left out ` +
+                `(${odd.length} others; the first: ${odd.length ? JSON.stringify(layout(odd[0].data)) : '-'})`);
   checks.expect(reader.statistics.messageStartTime === 1000000n && reader.statistics.messageEndTime === 6000000000n,
                 `log times 1 ms to 6 s (${reader.statistics.messageStartTime} to ${reader.statistics.messageEndTime})`);
   checks.expect(messages[0].logTime === 1000000n && messages[messages.length - 1].logTime === 6000000000n,

@@ -27,7 +27,9 @@ namespace kestrel::record {
 /// src/record/README.md.
 inline constexpr char kStateTopic[] = "/kestrel/state";
 inline constexpr char kStateEncoding[] = "kestrel.state";
-inline constexpr char kStateFormat[] = "1";
+inline constexpr char kStateFormat[] = "2";
+/// The older format this build still reads (format 2 added poses given by the parent's).
+inline constexpr char kStateFormatV1[] = "1";
 
 /// This build's version (the project's), which recordings carry in their state channel.
 const char* build_version();
@@ -40,6 +42,10 @@ struct Recording {
   std::uint64_t seed = 0;
   Duration step_size{0};
   std::vector<std::string> models, links;  ///< scoped names, in the order of each sample
+  std::string format;                      ///< the state channel's format (kStateFormat…)
+  /// Per model, then link: the index of the model its relative pose is taken from (format 2),
+  /// or a negative value (src/record/state.h, state_parents).
+  std::vector<int> parents;
   struct Sample {
     Duration time{0};
     std::size_t offset = 0, size = 0;  ///< in `data`
