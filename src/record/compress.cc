@@ -10,9 +10,10 @@
 
 namespace kestrel::record::detail {
 namespace {
-// zstd's level 1: measured on the X3 demo's recording it compresses as well as level 3 within
-// a few percent at about half the cost (src/record/README.md).
-constexpr int kZstdLevel = 1;
+// zstd's level -1, its fastest but one: on the X3 demo's default recording (chunks of ~200 KiB)
+// it compresses to 1.9 % more than level 1 at 1.9 times its speed (606 against 322 MB/s);
+// --fast=3 would add 13 % (docs/performance.md, "Recording").
+constexpr int kZstdLevel = -1;
 }  // namespace
 
 void compress(Compression c, std::string_view in, std::string& out, void*& zstd_context) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -131,7 +132,8 @@ class Cursor {
     for (double& x : v) x = number(what);
     return {v[0], v[1], v[2]};
   }
-  void read(Values& v, bool link, std::uint8_t known) {
+  // A presence byte: only bits the format defines, not the pose and the pose from the parent's.
+  void presence(Values& v, bool link, std::uint8_t known) {
     const char* what = link ? "a link's presence byte" : "a model's presence byte";
     const std::size_t at = pos_;
     v.bits = byte(what);
@@ -140,14 +142,48 @@ class Cursor {
                                      "is {:#04x}, which this format does not define",
                                      kStateTopic, exact_seconds(time_), what, at, v.bits));
     }
+  }
+  // Format 1: an entity's presence byte and its values, doubles whole.
+  void read_v1(Values& v, bool link) {
+    presence(v, link, kStateBitsV1);
     if (v.bits & kHasWorldPose) v.world = pose("a world pose");
     if (v.bits & kHasPose) v.pose = pose("a pose");
     if (v.bits & kHasLinearVel) v.linear = vector("a linear velocity");
     if (v.bits & kHasAngularVel) v.angular = vector("an angular velocity");
+    v.rotors.clear();
     if (v.bits & kHasRotors) {
       v.rotors.resize(count("a rotor count"));
       for (double& w : v.rotors) w = number("a rotor velocity");
     }
+  }
+  // Format 2: an entity's presence byte and rotor count; returns how many doubles it has.
+  std::size_t header_v2(Values& v, bool link) {
+    presence(v, link, kStateBitsV2);
+    if (v.bits & kHasRotors) {
+      v.rotors.resize(count("a rotor count"));
+    } else {
+      v.rotors.clear();
+    }
+    return (v.bits & kHasWorldPose ? 7 : 0) + (v.bits & kHasPose ? 7 : 0) +
+           (v.bits & kHasLinearVel ? 3 : 0) + (v.bits & kHasAngularVel ? 3 : 0) +
+           (v.bits & kHasRotors ? v.rotors.size() : 0);
+  }
+  // Format 2: the sample's n doubles, each split into its two high bytes (all of them first)
+  // and its six low bytes; split() takes them, next() gives them in turn.
+  void split(std::size_t n) {
+    need(8 * n, "the sample's doubles");
+    hi_ = pos_;
+    lo_ = pos_ + 2 * n;
+    pos_ += 8 * n;
+  }
+  double next() {
+    std::uint16_t top;
+    std::memcpy(&top, s_.data() + hi_, 2);
+    std::uint64_t low = 0;
+    std::memcpy(&low, s_.data() + lo_, 6);
+    hi_ += 2;
+    lo_ += 6;
+    return std::bit_cast<double>(low | std::uint64_t{top} << 48);
   }
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(path_, fmt::format("the {} sample at log time {} s is malformed: {}", kStateTopic,
@@ -166,6 +202,7 @@ class Cursor {
   Duration time_;
   std::string_view s_;
   std::size_t pos_ = 0;
+  std::size_t hi_ = 0, lo_ = 0;  // format 2: the next double's high and low bytes
 };
 
 // A sample's values: models first, then links, in the layout's order.
@@ -173,8 +210,30 @@ void decode(const Recording& rec, Duration time, std::string_view data, std::vec
   Cursor in(rec.path, time, data);
   in.byte("the sample's kind");
   out.resize(rec.models.size() + rec.links.size());
-  const std::uint8_t known = rec.format == kStateFormatV1 ? kStateBitsV1 : kStateBitsV2;
-  for (std::size_t i = 0; i < out.size(); ++i) in.read(out[i], i >= rec.models.size(), known);
+  if (rec.format == kStateFormatV1) {
+    for (std::size_t i = 0; i < out.size(); ++i) in.read_v1(out[i], i >= rec.models.size());
+  } else {
+    std::size_t doubles = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) doubles += in.header_v2(out[i], i >= rec.models.size());
+    in.split(doubles);
+    auto pose = [&] {
+      double x[7];
+      for (double& d : x) d = in.next();
+      return ignition::math::Pose3d(x[0], x[1], x[2], x[3], x[4], x[5], x[6]);
+    };
+    auto vector = [&] {
+      double x[3];
+      for (double& d : x) d = in.next();
+      return ignition::math::Vector3d(x[0], x[1], x[2]);
+    };
+    for (Values& v : out) {
+      if (v.bits & kHasWorldPose) v.world = pose();
+      if (v.bits & kHasPose) v.pose = pose();
+      if (v.bits & kHasLinearVel) v.linear = vector();
+      if (v.bits & kHasAngularVel) v.angular = vector();
+      for (double& w : v.rotors) w = in.next();
+    }
+  }
   in.end();
   // Poses given by the parent's: every world pose is read by now.
   for (std::size_t i = 0; i < out.size(); ++i) {

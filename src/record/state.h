@@ -16,7 +16,9 @@
 
 namespace kestrel::record::detail {
 
-// What each entity of a state message carries: a presence byte, then each present value.
+// What each entity of a state message carries: a presence byte (and a rotor count), and the
+// present values' doubles, which format 2 writes after every entity's presence byte, split into
+// their high and low bytes (src/record/README.md, "The state channel").
 enum StateBits : std::uint8_t {
   kHasWorldPose = 1,     // 7 doubles: x y z qw qx qy qz [m] (world frame)
   kHasPose = 2,          // 7 doubles: the pose relative to the parent entity
@@ -86,7 +88,9 @@ class StateEncoder {
   // that model (or the world).
   std::vector<int> parents_;
   std::vector<ignition::math::Pose3d> inverse_;  // per model: its world pose's inverse, per sample
-  std::size_t fixed_size_ = 0;  // a sample's largest size but the rotor speeds' doubles
+  std::size_t header_size_ = 0;    // the kind, the presence bytes and rotor counts
+  std::size_t fixed_doubles_ = 0;  // a sample's most doubles but the rotor speeds
+  std::vector<double> values_;     // this sample's doubles, in order
   std::uint64_t epoch_ = ~0ull;
 };
 

@@ -127,19 +127,30 @@ async function demo(handlers) {
                 state.metadata.get('links').split('\n').length === 5,
                 `the state channel: no schema, kestrel.state, its metadata (${state && [...state.metadata]})`);
   checks.expect(counted.get(state.id) === 6000, `a state sample every 1 ms step (${counted.get(state.id)})`);
-  // Format 2 (src/record/README.md, "The state channel"): the X3's model and its 5 links each
-  // have a world pose and their relative pose given by the world poses (bit 5, no pose
-  // written), the links their velocities, the model its 4 rotor speeds: 617 bytes.
+  // Format 2 (src/record/README.md, "The state channel"): the presence bytes first — the X3's
+  // model and its 5 links each have a world pose and their relative pose given by the world
+  // poses (bit 5, no pose written), the links their velocities, the model 4 rotor speeds — then
+  // the 76 doubles split, their two high bytes, then their six low bytes: 617 bytes.
   const layout = (data) => {
     const bits = [];
-    let at = 1;
+    let at = 1, doubles = 0;
     for (let i = 0; i < 6 && at < data.length; ++i) {
       const b = data[at++];
       bits.push(b);
-      at += ((b & 1) ? 56 : 0) + ((b & 2) ? 56 : 0) + ((b & 4) ? 24 : 0) + ((b & 8) ? 24 : 0);
-      if (b & 16) at += 2 + 8 * (data[at] | (data[at + 1] << 8));
+      doubles += ((b & 1) ? 7 : 0) + ((b & 2) ? 7 : 0) + ((b & 4) ? 3 : 0) + ((b & 8) ? 3 : 0);
+      if (b & 16) {
+        doubles += data[at] | (data[at + 1] << 8);
+        at += 2;
+      }
     }
-    return { bits: bits.join(' '), end: at };
+    return { bits: bits.join(' '), header: at, doubles, end: at + 8 * doubles };
+  };
+  // The k-th double of a sample: its six low bytes, then its two high bytes, little-endian.
+  const double = (data, l, k) => {
+    const b = new Uint8Array(8);
+    b.set(data.subarray(l.header + 2 * l.doubles + 6 * k, l.header + 2 * l.doubles + 6 * k + 6), 0);
+    b.set(data.subarray(l.header + 2 * k, l.header + 2 * k + 2), 6);
+    return new DataView(b.buffer).getFloat64(0, true);
   };
   const samples = messages.filter((m) => m.channelId === state.id);
   const odd = samples.filter((m) => {
@@ -149,6 +160,21 @@ async function demo(handlers) {
   checks.expect(state.metadata.get('format') === '2' && odd.length === 0,
                 `format 2, every state sample 617 bytes with the relative poses left out ` +
                 `(${odd.length} others; the first: ${odd.length ? JSON.stringify(layout(odd[0].data)) : '-'})`);
+  // The model's world pose, its first 7 doubles, is the truth CSV's x3 row exactly.
+  const truth = new Map();
+  for (const line of fs.readFileSync(csv, 'utf8').split('\n').slice(1)) {
+    const f = line.split(',');
+    if (f[1] === 'x3') truth.set(ns(Number(f[0])), f.slice(2, 9).map(Number));
+  }
+  let exact = 0, differ = 0;
+  for (const m of samples) {
+    const want = truth.get(m.logTime);
+    if (!want) continue;
+    const l = layout(m.data);
+    if (want.every((x, k) => x === double(m.data, l, k))) ++exact; else ++differ;
+  }
+  checks.expect(exact >= 550 && differ === 0,
+                `the state samples' model pose, decoded here, equals the truth CSV (${exact} equal, ${differ} not)`);
   checks.expect(reader.statistics.messageStartTime === 1000000n && reader.statistics.messageEndTime === 6000000000n,
                 `log times 1 ms to 6 s (${reader.statistics.messageStartTime} to ${reader.statistics.messageEndTime})`);
   checks.expect(messages[0].logTime === 1000000n && messages[messages.length - 1].logTime === 6000000000n,

@@ -28,7 +28,8 @@ namespace kestrel::record {
 inline constexpr char kStateTopic[] = "/kestrel/state";
 inline constexpr char kStateEncoding[] = "kestrel.state";
 inline constexpr char kStateFormat[] = "2";
-/// The older format this build still reads (format 2 added poses given by the parent's).
+/// The older format this build still reads (format 2 added poses given by the world poses and
+/// split each double into its high and low bytes).
 inline constexpr char kStateFormatV1[] = "1";
 
 /// This build's version (the project's), which recordings carry in their state channel.
