@@ -61,7 +61,7 @@ ignition::math::Pose3d state_pose_from_parent(const ignition::math::Pose3d* X_WP
 
 // Makes kStateSample messages of `entities` as the registry holds them, every step: the
 // entities' component pointers are kept while the registry's layout stands still
-// (Registry::layout_epoch), and a message is written in place into a buffer that keeps its size.
+// (Registry::layout_epoch), and a message is written into a buffer that keeps its capacity.
 class StateEncoder {
  public:
   StateEncoder() = default;
