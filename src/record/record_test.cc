@@ -698,6 +698,17 @@ TEST(Replay, APoseIsLeftOutOnlyWhenTheParentsWorldPoseGivesItBitForBit) {
   // Format 1 knows no poses given by the parent's.
   ch.metadata["format"] = kStateFormatV1;
   EXPECT_THROW(StateTable(ch, "t.mcap").rows(std::chrono::milliseconds(1), sample), Error);
+
+  // More rotor speeds than the sample's uint16 count holds: an error naming the model, not a
+  // garbled sample.
+  reg.add<c::RotorVelocities>(m).velocity.assign(65536, 1.0);
+  try {
+    enc.encode(reg, sample);
+    ADD_FAILURE() << "65536 rotor speeds encoded";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'w::m'"));
+    EXPECT_THAT(e.what(), HasSubstr("at most 65535 rotor speeds of a model; RotorVelocities has 65536"));
+  }
 }
 
 TEST(Replay, AWorldThatDoesNotMatchIsRefusedNamingWhatDiffers) {

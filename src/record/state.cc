@@ -6,8 +6,12 @@
 #include <cstring>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "kestrel/components/world.h"
+#include "kestrel/core/error.h"
 #include "physics/pose_math.h"
+#include "record/bytes.h"
 
 namespace kestrel::record::detail {
 
@@ -161,9 +165,14 @@ void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
     if (r.linear_vel) v = put_vector(v, r.linear_vel->value);
     if (r.angular_vel) v = put_vector(v, r.angular_vel->value);
     if (r.rotors) {
-      const auto n = static_cast<std::uint16_t>(r.rotors->velocity.size());
-      std::memcpy(p, &n, sizeof n);
-      p += sizeof n;
+      const std::size_t n = r.rotors->velocity.size();
+      if (n > 0xffff) {  // the count is a uint16: more would garble the sample
+        throw Error(reg.describe(entities_.models[i]),
+                    fmt::format("the state channel records at most 65535 rotor speeds of a model; "
+                                "RotorVelocities has {}",
+                                n));
+      }
+      p = put_at(p, static_cast<std::uint16_t>(n));
       v = std::copy(r.rotors->velocity.begin(), r.rotors->velocity.end(), v);
     }
   }
@@ -175,9 +184,8 @@ void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
 #pragma GCC unroll 4
   for (std::size_t k = 0; k < n; ++k) {
     const auto b = std::bit_cast<std::uint64_t>(values_[k]);
-    const auto top = static_cast<std::uint16_t>(b >> 48);
-    std::memcpy(hi + 2 * k, &top, 2);
-    std::memcpy(lo + 6 * k, &b, 8);  // the low six bytes; the next double's overwrite the rest
+    put_at(hi + 2 * k, static_cast<std::uint16_t>(b >> 48));
+    put_at(lo + 6 * k, b);  // the low six bytes; the next double's overwrite the other two
   }
   out.resize(static_cast<std::size_t>(lo + 6 * n - out.data()));
 }
