@@ -253,6 +253,7 @@ std::string camera_cloud(const c::CameraReading& r) {
 
 struct ExportModel::Impl {
   std::string world_prefix;  // "W::", stripped from scoped names
+  bool raw_numbers = false;  // the text feeds' numbers left as doubles (finish_json)
   std::uint32_t tf = 0, scene = 0, stats = 0, clock = 0;
   std::set<std::uint32_t> forced;
 
@@ -479,8 +480,10 @@ struct ExportModel::Impl {
   }
 };
 
-ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name) : impl_(new Impl) {
+ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name, bool raw_numbers)
+    : impl_(new Impl) {
   impl_->world_prefix = world_name + "::";
+  impl_->raw_numbers = raw_numbers;
   auto add = [&](std::string topic, std::string encoding, std::string schema_name,
                  std::string schema_encoding, std::string schema, bool latched) {
     Channel ch;
@@ -540,7 +543,10 @@ ExportModel::ExportModel(const ecs::Registry& reg, std::string world_name) : imp
       [&](const std::string& topic, const std::string& schema_name, const std::string& schema) {
         return add(topic, "json", schema_name, "jsonschema", schema, false);
       });
-  for (const auto& f : impl_->json) channels_[f.channel - 1].samples = bool(f.sequence);
+  for (const auto& f : impl_->json) {
+    channels_[f.channel - 1].samples = bool(f.sequence);
+    channels_[f.channel - 1].raw_numbers = raw_numbers && bool(f.text);
+  }
   impl_->refresh_structure(reg);
 }
 
@@ -629,7 +635,8 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     std::string text;
     text.reserve(std::max<std::size_t>(256, f.last.size() + 16));  // one allocation
     if (f.text) {
-      if (!f.text(reg, f.entity, text)) continue;
+      detail::JsonText out{text, m.raw_numbers};
+      if (!f.text(reg, f.entity, out)) continue;
     } else {
       nlohmann::json j = nlohmann::json::object();
       if (!f.make(reg, f.entity, j)) continue;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "export/json_channels.h"
 #include "export/proto/foxglove/schemas.pb.h"
@@ -503,6 +504,63 @@ TEST(ExportJson, NumbersAreTheShortestTextFmtWrites) {
     check(std::nextafter(v, INFINITY));
   }
   EXPECT_GT(checked, 5'990'000);  // the random bit patterns' NaNs and infinities left out
+}
+
+// A model made with raw_numbers (the recorder's) sends the same messages, and finish_json makes
+// its raw channels' texts those of a model without: byte for byte, over a flight with a GNSS
+// loss (null numbers) and a mission reason with escapes.
+TEST(ExportJson, RawNumbersFinishedAreTheTextsWrittenWithout) {
+  sim::Runner runner(sim::Runner::Options{});
+  world::load_world_into_runner(fs::path(KESTREL_SOURCE_DIR) / "worlds/x3_mission.sdf", runner);
+  runner.configure();
+  auto& reg = runner.registry();
+  ExportModel text(reg, "x3_mission"), raw(reg, "x3_mission", true);
+  ASSERT_EQ(text.channels().size(), raw.channels().size());
+  std::set<std::string> raw_topics;
+  for (std::size_t i = 0; i < raw.channels().size(); ++i) {
+    EXPECT_FALSE(text.channels()[i].raw_numbers);
+    EXPECT_EQ(raw.channels()[i].topic, text.channels()[i].topic);
+    if (raw.channels()[i].raw_numbers) raw_topics.insert(raw.channels()[i].topic);
+  }
+  // The sensors' and the vehicle's text channels; not the stats, clock or fault log.
+  const ecs::Entity x3 = reg.child_by_name(runner.world(), "x3");
+  EXPECT_EQ(raw_topics.size(), 8u);  // IMU, magnetometer, barometer, GNSS, battery, mission,
+                                     // rotor speeds, commands
+  EXPECT_TRUE(raw_topics.count(reg.get<components::BatteryTopic>(x3).topic));
+  EXPECT_FALSE(raw_topics.count("/world/x3_mission/stats"));
+  EXPECT_FALSE(raw_topics.count("/world/x3_mission/faults"));
+  std::size_t finished = 0, nulls = 0;
+  for (int i = 0; i < 3000; ++i) {
+    if (i == 1000) {
+      reg.set<components::FaultCommand>(runner.world(),
+          {R"(<fault type="gnss_loss" model="x3" duration="1"/>)", "test"});
+    }
+    if (i == 2000) reg.get<components::MissionState>(x3).reason = "a \"quoted\"\nreason \x01";
+    runner.step_once();
+    StepContext ctx;
+    ctx.sim_time = runner.info().sim_time;
+    std::vector<Message> want, got;
+    auto all = [](std::uint32_t) { return true; };
+    text.step(reg, ctx, all, [&](Message&& m) { want.push_back(std::move(m)); });
+    raw.step(reg, ctx, all, [&](Message&& m) { got.push_back(std::move(m)); });
+    ASSERT_EQ(got.size(), want.size()) << "step " << i;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].channel, want[k].channel);
+      EXPECT_EQ(got[k].stamp, want[k].stamp);
+      if (!raw.channels()[got[k].channel - 1].raw_numbers) {
+        EXPECT_EQ(got[k].data, want[k].data);
+        continue;
+      }
+      EXPECT_NE(got[k].data, want[k].data);  // its numbers are doubles yet
+      std::string out = "kept ";
+      finish_json(got[k].data, out);
+      ASSERT_EQ(out, "kept " + want[k].data) << raw.channels()[got[k].channel - 1].topic;
+      ++finished;
+      if (want[k].data.find("null") != std::string::npos) ++nulls;
+    }
+  }
+  EXPECT_GT(finished, 3000u);
+  EXPECT_GT(nulls, 5u);  // the GNSS loss's second
 }
 
 TEST(ExportJson, SensorsBatteryMissionRotorsAndFaultsEqualTheirComponents) {

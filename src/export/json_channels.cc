@@ -18,6 +18,8 @@
 #include "kestrel/components/multicopter.h"
 #include "kestrel/components/sensors.h"
 #include "kestrel/components/world.h"
+#include "kestrel/core/error.h"
+#include "kestrel/export/export.h"
 
 namespace kestrel::exports::detail {
 namespace {
@@ -76,7 +78,7 @@ JsonFeed state_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
   JsonFeed f;
   f.channel = channel;
   f.entity = e;
-  f.text = [write](const ecs::Registry& reg, ecs::Entity e, std::string& out) {
+  f.text = [write](const ecs::Registry& reg, ecs::Entity e, JsonText& out) {
     const C* x = reg.try_get<C>(e);
     if (!x) return false;
     write(*x, out);
@@ -112,7 +114,7 @@ JsonFeed sensor_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
 // Writes a JSON object's members in turn: `"key":value`, comma-separated, braces added.
 class ObjectText {
  public:
-  explicit ObjectText(std::string& out) : out_(out) { out_ += '{'; }
+  explicit ObjectText(JsonText& out) : json_(out), out_(out.text) { out_ += '{'; }
   ~ObjectText() { out_ += '}'; }
   ObjectText(const ObjectText&) = delete;
   ObjectText& operator=(const ObjectText&) = delete;
@@ -152,7 +154,7 @@ class ObjectText {
   template <std::size_t N>
   void vector(const char (&key)[N], const Vector3d& v) {
     name(key);
-    ObjectText o(out_);
+    ObjectText o(json_);
     o.number("x", v.X());
     o.number("y", v.Y());
     o.number("z", v.Z());
@@ -160,7 +162,7 @@ class ObjectText {
   template <std::size_t N>
   void quaternion(const char (&key)[N], const Quaterniond& q) {  // w, x, y, z: the sorted order
     name(key);
-    ObjectText o(out_);
+    ObjectText o(json_);
     o.number("w", q.W());
     o.number("x", q.X());
     o.number("y", q.Y());
@@ -179,6 +181,12 @@ class ObjectText {
 
  private:
   void put(double v) {
+    if (json_.raw_numbers) {  // finish_json writes it
+      char raw[9] = {kRawNumber};
+      std::memcpy(raw + 1, &v, 8);
+      out_.append(raw, 9);
+      return;
+    }
     if (!std::isfinite(v)) {
       out_ += "null";
       return;
@@ -200,6 +208,7 @@ class ObjectText {
     out_.append(text + first_, N + 3 - first_);
     first_ = false;
   }
+  JsonText& json_;
   std::string& out_;
   bool first_ = true;
 };
@@ -291,6 +300,32 @@ char* json_number(char* out, double v) {
   return out + n;
 }
 
+}  // namespace kestrel::exports::detail
+
+namespace kestrel::exports {
+
+void finish_json(std::string_view raw, std::string& out) {
+  for (;;) {
+    const std::size_t at = raw.find(detail::kRawNumber);
+    out.append(raw.substr(0, at));
+    if (at == std::string_view::npos) return;
+    KESTREL_DEMAND(raw.size() - at >= 9);
+    double v;
+    std::memcpy(&v, raw.data() + at + 1, 8);
+    if (std::isfinite(v)) {
+      char text[32];
+      out.append(text, static_cast<std::size_t>(detail::json_number(text, v) - text));
+    } else {
+      out += "null";
+    }
+    raw.remove_prefix(at + 9);
+  }
+}
+
+}  // namespace kestrel::exports
+
+namespace kestrel::exports::detail {
+
 std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& world_name,
                                  const AddJsonChannel& add) {
   std::vector<JsonFeed> feeds;
@@ -311,7 +346,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
     const std::string topic = absolute(t.topic);
     if (s.type == "imu") {
       feeds.push_back(sensor_text_feed<c::ImuReading>(
-          e, add(topic, "kestrel.Imu", imu_schema), [](const c::ImuReading& r, std::string& out) {
+          e, add(topic, "kestrel.Imu", imu_schema), [](const c::ImuReading& r, JsonText& out) {
             ObjectText o(out);
             o.vector("angular_velocity", r.angular_velocity);
             o.vector("linear_acceleration", r.linear_acceleration);
@@ -323,7 +358,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
           add(topic, "kestrel.Magnetometer",
               schema("kestrel.Magnetometer", "Magnetometer sample",
                      {{"field_tesla", vec_schema("flux density, sensor frame [T]")}})),
-          [](const c::MagnetometerReading& r, std::string& out) {
+          [](const c::MagnetometerReading& r, JsonText& out) {
             ObjectText(out).vector("field_tesla", r.field);
           }));
     } else if (s.type == "air_pressure") {
@@ -333,7 +368,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
               schema("kestrel.FluidPressure", "Barometer sample",
                      {{"pressure", number("static pressure [Pa]")},
                       {"variance", number("noise variance [Pa²]")}})),
-          [](const c::AirPressureReading& r, std::string& out) {
+          [](const c::AirPressureReading& r, JsonText& out) {
             ObjectText o(out);
             o.number("pressure", r.pressure);
             o.number("variance", r.variance);
@@ -346,7 +381,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                      {{"vertical_position", number("height above the start [m]")},
                       {"vertical_velocity", number("up velocity [m/s]")},
                       {"vertical_reference", number("world z at the start [m]")}})),
-          [](const c::AltimeterReading& r, std::string& out) {
+          [](const c::AltimeterReading& r, JsonText& out) {
             ObjectText o(out);
             o.number("vertical_position", r.vertical_position);
             o.number("vertical_reference", r.vertical_reference);
@@ -365,7 +400,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                       {"velocity_east", number("[m/s]")},
                       {"velocity_north", number("[m/s]")},
                       {"velocity_up", number("[m/s]")}})),
-          [](const c::NavSatReading& r, std::string& out) {
+          [](const c::NavSatReading& r, JsonText& out) {
             ObjectText o(out);
             o.number("altitude", r.altitude);
             o.boolean("fix", r.fix);
@@ -383,7 +418,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                      {{"diff_pressure", number("dynamic pressure [Pa], negative from behind")},
                       {"temperature", number("static air temperature [K]")},
                       {"density", number("air density [kg/m³]")}})),
-          [](const c::AirSpeedReading& r, std::string& out) {
+          [](const c::AirSpeedReading& r, JsonText& out) {
             ObjectText o(out);
             o.number("density", r.density);
             o.number("diff_pressure", r.diff_pressure);
@@ -549,7 +584,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                       {"empty", {{"type", "boolean"}}},
                       {"draining", {{"type", "boolean"}}},
                       {"charging", {{"type", "boolean"}}}})),
-          [](const c::Battery& b, std::string& out) {
+          [](const c::Battery& b, JsonText& out) {
             ObjectText o(out);
             o.number("capacity", b.capacity);
             o.number("charge", b.charge);
@@ -581,7 +616,7 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
                       {"max_tracking_error", number("over the legs so far [m]")},
                       {"flight_time", number("since take-off [s]")},
                       {"reason", {{"type", "string"}, {"description", "why it failed"}}}})),
-          [](const c::MissionState& s, std::string& out) {
+          [](const c::MissionState& s, JsonText& out) {
             ObjectText o(out);
             o.number("distance", s.distance);
             o.number("flight_time", s.flight_time);
@@ -598,14 +633,14 @@ std::vector<JsonFeed> json_feeds(const ecs::Registry& reg, const std::string& wo
     if (const auto* t = reg.try_get<c::RotorVelocityTopic>(e); t && !t->topic.empty()) {
       feeds.push_back(state_text_feed<c::RotorVelocities>(
           e, add(absolute(t->topic), "kestrel.Actuators", actuators_schema),
-          [](const c::RotorVelocities& v, std::string& out) {
+          [](const c::RotorVelocities& v, JsonText& out) {
             ObjectText(out).numbers("velocity", v.velocity);
           }));
     }
     if (const auto* t = reg.try_get<c::ActuatorCommandTopic>(e); t && !t->topic.empty()) {
       feeds.push_back(state_text_feed<c::ActuatorCommands>(
           e, add(absolute(t->topic), "kestrel.Actuators", actuators_schema),
-          [](const c::ActuatorCommands& v, std::string& out) {
+          [](const c::ActuatorCommands& v, JsonText& out) {
             ObjectText(out).numbers("velocity", v.velocity);
           }));
     }

@@ -16,6 +16,16 @@
 
 namespace kestrel::exports::detail {
 
+/// What a text feed writes into: JSON text, or, when `raw_numbers`, JSON text whose numbers are
+/// still doubles (kRawNumber, then the double's 8 bytes), for finish_json (export.h) to write on
+/// another thread.
+struct JsonText {
+  std::string& text;
+  bool raw_numbers = false;
+};
+/// The byte before a raw number: a control character, which JSON text never holds unescaped.
+inline constexpr char kRawNumber = '\x01';
+
 /// A JSON channel fed by one component of one entity.
 struct JsonFeed {
   std::uint32_t channel = 0;
@@ -29,7 +39,7 @@ struct JsonFeed {
   /// Or writes its text directly, without a JSON tree (the state feeds that change every
   /// step: battery, mission, rotor speeds and commands; the fixed-shape sensor samples: IMU,
   /// magnetometer, barometer, altimeter, GNSS, air speed); `make` is then empty.
-  std::function<bool(const ecs::Registry&, ecs::Entity, std::string&)> text;
+  std::function<bool(const ecs::Registry&, ecs::Entity, JsonText&)> text;
   std::uint64_t seq = 0;  ///< sensors: the sequence last sent (0: none)
   std::string last;       ///< state: the text last sent (empty: none)
 };

@@ -18,6 +18,10 @@ namespace kestrel::record {
 
 using namespace detail;  // NOLINT: the serialization helpers of this module
 
+// A Message record: opcode, uint64 length, then channel (2), sequence (4), log and publish time
+// (8 each): 31 bytes before its data.
+constexpr std::size_t kMessageHead = 1 + 8 + 2 + 4 + 8 + 8;
+
 const char* compression_name(Compression c) {
   switch (c) {
     case Compression::kZstd:
@@ -225,6 +229,13 @@ std::uint16_t McapWriter::add_channel(std::uint16_t schema, std::string_view top
   return id;
 }
 
+void McapWriter::set_finisher(std::uint16_t channel, Finisher finish) {
+  KESTREL_DEMAND(channel >= 1 && channel < channel_counts_.size() && channel_counts_[channel] == 0);
+  idle();  // the writer's thread reads finishers_ only while it holds a chunk
+  if (finishers_.size() <= channel) finishers_.resize(channel + 1);
+  finishers_[channel] = std::move(finish);
+}
+
 void McapWriter::advance(std::uint64_t log_time_ns) {
   if (!records_.empty() &&
       log_time_ns >= chunk_start_ + static_cast<std::uint64_t>(options_.chunk_span.count())) {
@@ -244,10 +255,10 @@ void McapWriter::write(std::uint16_t channel, std::uint64_t log_time_ns, std::st
   if (index.empty()) chunk_channels_.push_back(channel);
   index.emplace_back(log_time_ns, records_.size());
   // Opcode, length, channel, sequence, log and publish time: one append (a message a step).
-  char header[1 + 8 + 2 + 4 + 8 + 8];
+  char header[kMessageHead];
   char* h = header;
   *h++ = static_cast<char>(kMessage);
-  h = put_at(h, static_cast<std::uint64_t>(2 + 4 + 8 + 8 + data.size()));
+  h = put_at(h, static_cast<std::uint64_t>(kMessageHead - 9 + data.size()));
   h = put_at(h, channel);
   h = put_at(h, static_cast<std::uint32_t>(channel_counts_[channel]));
   h = put_at(h, log_time_ns);
@@ -300,7 +311,43 @@ void McapWriter::cut() {
   wake_.notify_one();
 }
 
+void McapWriter::finish(Cut& c) {
+  const bool any = std::any_of(c.indexes.begin(), c.indexes.end(), [&](const auto& index) {
+    return index.first < finishers_.size() && finishers_[index.first];
+  });
+  if (!any) return;
+  finished_.clear();
+  moved_.clear();
+  const std::string_view in = c.records;
+  for (std::size_t at = 0; at < in.size();) {
+    const std::size_t end = at + 9 + get<std::uint64_t>(in.data() + at + 1);
+    const auto channel = get<std::uint16_t>(in.data() + at + 9);
+    moved_.emplace_back(at, finished_.size());
+    if (channel < finishers_.size() && finishers_[channel]) {
+      piece_.clear();
+      finishers_[channel](in.substr(at + kMessageHead, end - at - kMessageHead), piece_);
+      finished_.push_back(static_cast<char>(kMessage));
+      put<std::uint64_t>(finished_, kMessageHead - 9 + piece_.size());
+      finished_.append(in.substr(at + 9, kMessageHead - 9));
+      finished_.append(piece_);
+    } else {
+      finished_.append(in.substr(at, end - at));
+    }
+    at = end;
+  }
+  // The message indexes' offsets, to where their records are now.
+  for (auto& [channel, index] : c.indexes) {
+    for (auto& [time, offset] : index) {
+      offset = std::lower_bound(moved_.begin(), moved_.end(),
+                                std::pair<std::uint64_t, std::uint64_t>(offset, 0))
+                   ->second;
+    }
+  }
+  c.records.swap(finished_);
+}
+
 void McapWriter::write_chunk(Cut& c) {
+  finish(c);
   compress(options_.compression, c.records, compressed_, zstd_);
   ChunkIndex ci;
   ci.start = c.start;

@@ -29,6 +29,7 @@
 #include "kestrel/record/replay.h"
 #include "kestrel/components/world.h"
 #include "kestrel/world/setup.h"
+#include "record/bytes.h"
 #include "record/state.h"
 
 namespace kestrel::record {
@@ -346,6 +347,74 @@ TEST(Mcap, WritingAfterCloseContinuesTheFile) {
   EXPECT_EQ(sum.end, 3499 * kMs);
   const Read r = read_all(file);  // the data section's CRC covers both parts
   EXPECT_EQ(r.messages.size(), 3535u);
+}
+
+// A finisher's messages reach the file as it made them, of another length than written; the
+// other channel's as written; every Message Index entry (read from the uncompressed file) points
+// at its message's record in its chunk.
+TEST(Mcap, AFinishersMessagesAndTheirIndexesAreAsItMadeThem) {
+  Dir d;
+  const fs::path file = d.path / "a.mcap";
+  {
+    McapWriter w(file, McapOptions{Compression::kNone, std::chrono::milliseconds(250)});
+    two_channels(w);
+    w.set_finisher(1, [](std::string_view raw, std::string& out) {
+      out = "finished " + std::string(raw) + (raw.size() % 2 ? "!" : "!!!");
+    });
+    write_run(w);
+    w.close();
+  }
+  const Read r = read_all(file);
+  ASSERT_EQ(r.messages.size(), 3535u);
+  std::size_t fast = 0;
+  for (std::size_t i = 0; i < r.messages.size(); ++i) {
+    const std::uint64_t t = r.messages[i].log_time / kMs;
+    if (r.messages[i].channel == 1) {
+      const std::string raw = "fast " + std::to_string(t);
+      EXPECT_EQ(r.data[i], "finished " + raw + (raw.size() % 2 ? "!" : "!!!"));
+      ++fast;
+    } else {
+      EXPECT_EQ(r.data[i], "slow " + std::to_string(t));
+    }
+  }
+  EXPECT_EQ(fast, 3500u);
+  // The data section: chunks (uncompressed) and their message indexes.
+  const std::string f = slurp(file);
+  using detail::get;
+  std::size_t at = detail::kMagicSize, chunks = 0, entries = 0;
+  std::string_view records;
+  while (at + 9 <= f.size()) {
+    const auto op = static_cast<std::uint8_t>(f[at]);
+    const auto len = get<std::uint64_t>(f.data() + at + 1);
+    const char* body = f.data() + at + 9;
+    if (op == detail::kChunk) {
+      ++chunks;
+      const auto size = get<std::uint64_t>(body + 16);
+      const auto compression = get<std::uint32_t>(body + 28);
+      records = std::string_view(body + 32 + compression + 8, size);
+      ASSERT_EQ(get<std::uint64_t>(body + 32 + compression), size);
+    } else if (op == detail::kMessageIndex) {
+      const auto channel = get<std::uint16_t>(body);
+      const auto n = get<std::uint32_t>(body + 2) / 16;
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const auto time = get<std::uint64_t>(body + 6 + 16 * k);
+        const auto offset = get<std::uint64_t>(body + 6 + 16 * k + 8);
+        ASSERT_LT(offset + 31, records.size());
+        EXPECT_EQ(static_cast<std::uint8_t>(records[offset]), detail::kMessage);
+        EXPECT_EQ(get<std::uint16_t>(records.data() + offset + 9), channel);
+        EXPECT_EQ(get<std::uint64_t>(records.data() + offset + 15), time);
+        const auto data_len = get<std::uint64_t>(records.data() + offset + 1) - 22;
+        const std::string data(records.substr(offset + 31, data_len));
+        EXPECT_EQ(data.starts_with(channel == 1 ? "finished fast " : "slow "), true) << data;
+        ++entries;
+      }
+    } else if (op == detail::kDataEnd) {
+      break;
+    }
+    at += 9 + len;
+  }
+  EXPECT_EQ(chunks, 14u);  // 3.5 s in chunks of 0.25 s
+  EXPECT_EQ(entries, 3535u);
 }
 
 // The recorder on a box falling onto the ground.

@@ -38,7 +38,8 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   }
 
   void configure(ecs::Entity, const Element&, ecs::Registry& reg, sim::EventBus& events) override {
-    model_ = std::make_unique<exports::ExportModel>(reg, runner_.options().world_name);
+    // The JSON channels' numbers are formatted on the writer's thread (finish_json).
+    model_ = std::make_unique<exports::ExportModel>(reg, runner_.options().world_name, true);
     const auto& channels = model_->channels();
     std::vector<bool> matched(options_.topics.size(), false);
     std::map<std::tuple<std::string, std::string, std::string>, std::uint16_t> schemas;
@@ -64,6 +65,11 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
                  .first;
       }
       mcap_[ch.id] = writer_.add_channel(it->second, ch.topic, ch.encoding);
+      if (ch.raw_numbers) {
+        writer_.set_finisher(mcap_[ch.id], [](std::string_view raw, std::string& out) {
+          exports::finish_json(raw, out);
+        });
+      }
       if (ch.latched) latched_[ch.id] = true;
       period_[ch.id] = period_of(ch);
       topics_.emplace_back(ch.id, ch.topic);
@@ -123,7 +129,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
             exact_seconds(ctx.sim_time), kStateTopic);
         writer_.write(state_channel_, now, std::string(1, char(detail::kStateEnd)));
       } else {
-        state_.encode(reg, state_buffer_);
+        state_.capture(reg, state_buffer_);  // the writer's thread finishes it
         writer_.write(state_channel_, now, state_buffer_);
         if (state_period_ > Duration{0}) state_next_ = ctx.sim_time + state_period_;
       }
@@ -160,6 +166,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
         {"links", join(state_.entities().links)},
     };
     state_channel_ = writer_.add_channel(0, kStateTopic, kStateEncoding, meta);
+    writer_.set_finisher(state_channel_, state_.finisher());
     topics_.emplace_back(kStateChannelId, kStateTopic);
     state_models_ = reg.count<components::Model>();
     state_links_ = reg.count<components::Link>();

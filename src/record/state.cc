@@ -64,13 +64,13 @@ StateEncoder::StateEncoder(const ecs::Registry& reg, StateEntities entities)
   std::vector<std::string> models, links;
   for (ecs::Entity e : entities_.models) models.push_back(reg.scoped_name(e));
   for (ecs::Entity e : entities_.links) links.push_back(reg.scoped_name(e));
-  parents_ = state_parents(models, links);
+  std::vector<int> parents = state_parents(models, links);
   // The names say whose pose a relative pose is taken from; kept only where the registry agrees
   // (a name with "::" in it could mislead them).
   std::size_t i = 0;
   for (const auto* es : {&entities_.models, &entities_.links}) {
     for (ecs::Entity e : *es) {
-      int& p = parents_[i++];
+      int& p = parents[i++];
       const ecs::Entity parent = reg.parent(e);
       if (p >= 0 ? parent != entities_.models[static_cast<std::size_t>(p)]
                  : p == kUnderWorld && !reg.has<c::World>(parent)) {
@@ -78,6 +78,7 @@ StateEncoder::StateEncoder(const ecs::Registry& reg, StateEntities entities)
       }
     }
   }
+  finish_ = StateFinisher(std::move(parents), entities_.models.size());
 }
 
 void StateEncoder::refresh(const ecs::Registry& reg) {
@@ -95,7 +96,6 @@ void StateEncoder::refresh(const ecs::Registry& reg) {
   // (whose count is read each time).
   header_size_ = 1;
   fixed_doubles_ = 0;
-  inverse_.resize(entities_.models.size());
   for (Refs& r : refs_) {
     r.bits = static_cast<std::uint8_t>((r.world_pose ? kHasWorldPose : 0) | (r.pose ? kHasPose : 0) |
                                        (r.linear_vel ? kHasLinearVel : 0) |
@@ -110,15 +110,29 @@ void StateEncoder::refresh(const ecs::Registry& reg) {
 
 namespace {
 
-// A pose's or a vector's doubles, in the sample's order, at `v`.
-double* put_pose(double* v, const ignition::math::Pose3d& X) {
-  *v++ = X.Pos().X(), *v++ = X.Pos().Y(), *v++ = X.Pos().Z();
-  *v++ = X.Rot().W(), *v++ = X.Rot().X(), *v++ = X.Rot().Y(), *v++ = X.Rot().Z();
-  return v;
+// A pose's or a vector's doubles, in the sample's order, at `p`.
+char* put_pose(char* p, const ignition::math::Pose3d& X) {
+  p = put_at(p, X.Pos().X());
+  p = put_at(p, X.Pos().Y());
+  p = put_at(p, X.Pos().Z());
+  p = put_at(p, X.Rot().W());
+  p = put_at(p, X.Rot().X());
+  p = put_at(p, X.Rot().Y());
+  return put_at(p, X.Rot().Z());
 }
-double* put_vector(double* v, const ignition::math::Vector3d& w) {
-  *v++ = w.X(), *v++ = w.Y(), *v++ = w.Z();
-  return v;
+char* put_vector(char* p, const ignition::math::Vector3d& w) {
+  p = put_at(p, w.X());
+  p = put_at(p, w.Y());
+  return put_at(p, w.Z());
+}
+double get_double(const char* p) {
+  double x;
+  std::memcpy(&x, p, 8);
+  return x;
+}
+ignition::math::Pose3d get_pose(const char* p) {
+  return {get_double(p), get_double(p + 8), get_double(p + 16), get_double(p + 24),
+          get_double(p + 32), get_double(p + 40), get_double(p + 48)};
 }
 // Bit for bit (also -0.0 against 0.0, and NaNs).
 bool same_bits(const ignition::math::Pose3d& a, const ignition::math::Pose3d& b) {
@@ -131,37 +145,22 @@ bool same_bits(const ignition::math::Pose3d& a, const ignition::math::Pose3d& b)
 
 }  // namespace
 
-void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
+void StateEncoder::capture(const ecs::Registry& reg, std::string& out) {
   static_assert(std::endian::native == std::endian::little, "MCAP's numbers are little-endian");
   if (reg.layout_epoch() != epoch_) refresh(reg);
   std::size_t doubles = fixed_doubles_;
   for (const Refs& r : refs_) {
     if (r.rotors) doubles += r.rotors->velocity.size();
   }
-  values_.resize(doubles);
-  // The largest size, and 2 bytes the last double's 8-byte store spills into (cut below).
-  out.resize(header_size_ + 8 * doubles + 2);
+  out.resize(header_size_ + 8 * doubles);
   char* p = out.data();
-  double* v = values_.data();
+  char* v = p + header_size_;
   *p++ = static_cast<char>(kStateSample);
   for (std::size_t i = 0; i < refs_.size(); ++i) {
     const Refs& r = refs_[i];
-    const int parent = parents_[i];
-    // Models come first: a parent's inverse is ready before its children need it.
-    if (i < inverse_.size() && r.world_pose) inverse_[i] = physics::inverse(r.world_pose->value);
-    bool pose = r.pose != nullptr;
-    if (pose && r.world_pose && parent != kNoParent &&
-        (parent == kUnderWorld || refs_[static_cast<std::size_t>(parent)].world_pose)) {
-      const auto& X_WE = r.world_pose->value;
-      pose = !same_bits(r.pose->value,
-                        parent == kUnderWorld
-                            ? X_WE
-                            : physics::compose(inverse_[static_cast<std::size_t>(parent)], X_WE));
-    }
-    *p++ = static_cast<char>(r.pose && !pose ? (r.bits & ~kHasPose) | kPoseFromParent : r.bits);
-    // In the order replay reads them (replay.cc).
+    *p++ = static_cast<char>(r.bits);
     if (r.world_pose) v = put_pose(v, r.world_pose->value);
-    if (pose) v = put_pose(v, r.pose->value);
+    if (r.pose) v = put_pose(v, r.pose->value);
     if (r.linear_vel) v = put_vector(v, r.linear_vel->value);
     if (r.angular_vel) v = put_vector(v, r.angular_vel->value);
     if (r.rotors) {
@@ -173,12 +172,90 @@ void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
                                 n));
       }
       p = put_at(p, static_cast<std::uint16_t>(n));
-      v = std::copy(r.rotors->velocity.begin(), r.rotors->velocity.end(), v);
+      std::memcpy(v, r.rotors->velocity.data(), 8 * n);
+      v += 8 * n;
     }
   }
+}
+
+void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
+  capture(reg, captured_);
+  finish_(captured_, out);
+}
+
+StateFinisher::StateFinisher(std::vector<int> parents, std::size_t models)
+    : parents_(std::move(parents)), models_(models), inverse_(models), has_world_pose_(models) {}
+
+void StateFinisher::operator()(std::string_view in, std::string& out) {
+  if (in.empty() || in[0] != static_cast<char>(kStateSample)) {  // kStateEnd
+    out.assign(in);
+    return;
+  }
+  // The captured header (the kind, then each entity's presence byte and rotor count) and, after
+  // it, the doubles.
+  std::size_t header = 1;
+  for (std::size_t i = 0; i < parents_.size(); ++i) {
+    KESTREL_DEMAND(header < in.size());
+    header += 1 + (in[header] & kHasRotors ? 2 : 0);
+  }
+  KESTREL_DEMAND(header <= in.size() && (in.size() - header) % 8 == 0);
+  const char* h = in.data() + 1;
+  const char* v = in.data() + header;
+  values_.resize((in.size() - header) / 8);  // at most
+  double* w = values_.data();
+  auto take = [&](std::size_t n) {  // the next n doubles kept
+    std::memcpy(w, v, 8 * n);
+    w += n;
+    v += 8 * n;
+  };
+  // The same header, but presence bytes that say a pose is left out: at most its size, and 2
+  // bytes the last double's 8-byte store spills into (cut below).
+  out.resize(in.size() + 2);
+  char* p = out.data();
+  *p++ = static_cast<char>(kStateSample);
+  for (std::size_t i = 0; i < parents_.size(); ++i) {
+    const auto bits = static_cast<std::uint8_t>(*h++);
+    const int parent = parents_[i];
+    ignition::math::Pose3d X_WE;
+    if (bits & kHasWorldPose) {
+      X_WE = get_pose(v);
+      take(7);
+    }
+    // Models come first: a parent's inverse is ready before its children need it.
+    if (i < models_) {
+      has_world_pose_[i] = (bits & kHasWorldPose) != 0;
+      if (has_world_pose_[i]) inverse_[i] = physics::inverse(X_WE);
+    }
+    bool pose = (bits & kHasPose) != 0;
+    if (pose && (bits & kHasWorldPose) && parent != kNoParent &&
+        (parent == kUnderWorld || has_world_pose_[static_cast<std::size_t>(parent)])) {
+      pose = !same_bits(get_pose(v),
+                        parent == kUnderWorld
+                            ? X_WE
+                            : physics::compose(inverse_[static_cast<std::size_t>(parent)], X_WE));
+    }
+    *p++ = static_cast<char>((bits & kHasPose) && !pose ? (bits & ~kHasPose) | kPoseFromParent
+                                                         : bits);
+    if (bits & kHasPose) {
+      if (pose) {
+        take(7);
+      } else {
+        v += 8 * 7;
+      }
+    }
+    take((bits & kHasLinearVel ? 3 : 0) + (bits & kHasAngularVel ? 3 : 0));
+    if (bits & kHasRotors) {
+      const auto n = get<std::uint16_t>(h);
+      std::memcpy(p, h, 2);
+      h += 2;
+      p += 2;
+      take(n);
+    }
+  }
+  KESTREL_DEMAND(v == in.data() + in.size());
   // Each double split (src/record/README.md): its two high bytes (sign, exponent, the top of
   // the mantissa: alike from step to step, which zstd finds), then its six low bytes.
-  const std::size_t n = static_cast<std::size_t>(v - values_.data());
+  const std::size_t n = static_cast<std::size_t>(w - values_.data());
   char* hi = p;
   char* lo = p + 2 * n;
 #pragma GCC unroll 4

@@ -59,16 +59,42 @@ std::vector<int> state_parents(const std::vector<std::string>& models,
 ignition::math::Pose3d state_pose_from_parent(const ignition::math::Pose3d* X_WP,
                                               const ignition::math::Pose3d& X_WE);
 
-// Makes kStateSample messages of `entities` as the registry holds them, every step: the
-// entities' component pointers are kept while the registry's layout stands still
-// (Registry::layout_epoch), and a message is written into a buffer that keeps its capacity.
+// Makes the file's kStateSample messages (format 2) of captured ones (StateEncoder::capture:
+// the kind, each entity's presence byte as the registry has it and its rotor count, then every
+// present double whole, in the order format 2 reads them). Leaves out the Poses
+// state_pose_from_parent gives bit for bit (kPoseFromParent) and splits the doubles. Reads
+// nothing but the captured bytes: the recorder runs it on its writer's thread.
+class StateFinisher {
+ public:
+  StateFinisher() = default;
+  // `parents`: per entity (models, then links), state_parents, kept only where the registry's
+  // parent is that model (or the world).
+  StateFinisher(std::vector<int> parents, std::size_t models);
+  void operator()(std::string_view captured, std::string& out);
+
+ private:
+  std::vector<int> parents_;
+  std::size_t models_ = 0;
+  // Scratch, per sample: each model's world pose's inverse and whether it has one; the doubles.
+  std::vector<ignition::math::Pose3d> inverse_;
+  std::vector<bool> has_world_pose_;
+  std::vector<double> values_;
+};
+
+// Captures the state of `entities` as the registry holds it, every step: the entities'
+// component pointers are kept while the registry's layout stands still
+// (Registry::layout_epoch), and a sample is written into a buffer that keeps its capacity.
 class StateEncoder {
  public:
   StateEncoder() = default;
   StateEncoder(const ecs::Registry& reg, StateEntities entities);
   const StateEntities& entities() const { return entities_; }
-  // One sample of now into `out` (its old content replaced). A Pose that state_pose_from_parent
-  // gives bit for bit is not written (kPoseFromParent).
+  // One captured sample of now into `out` (its old content replaced): what the finisher makes
+  // the file's sample of.
+  void capture(const ecs::Registry& reg, std::string& out);
+  // The finisher of this encoder's captured samples (a copy, for another thread).
+  const StateFinisher& finisher() const { return finish_; }
+  // capture, then finish: one sample of now as the file holds it, into `out`.
   void encode(const ecs::Registry& reg, std::string& out);
 
  private:
@@ -84,13 +110,10 @@ class StateEncoder {
   void refresh(const ecs::Registry& reg);
   StateEntities entities_;
   std::vector<Refs> refs_;  // models', then links'
-  // Per entity (models, then links): state_parents, kept only where the registry's parent is
-  // that model (or the world).
-  std::vector<int> parents_;
-  std::vector<ignition::math::Pose3d> inverse_;  // per model: its world pose's inverse, per sample
+  StateFinisher finish_;
   std::size_t header_size_ = 0;    // the kind, the presence bytes and rotor counts
-  std::size_t fixed_doubles_ = 0;  // a sample's most doubles but the rotor speeds
-  std::vector<double> values_;     // this sample's doubles, in order
+  std::size_t fixed_doubles_ = 0;  // a sample's doubles but the rotor speeds
+  std::string captured_;           // encode's
   std::uint64_t epoch_ = ~0ull;
 };
 

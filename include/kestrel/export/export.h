@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kestrel/core/time.h"
@@ -32,7 +33,16 @@ struct Channel {
   bool samples = false;
   /// The world's status (stats, clock): a status line and a plot (kStatusRateHz).
   bool status = false;
+  /// Of an ExportModel made with `raw_numbers`: its messages are JSON text whose numbers are
+  /// still doubles, which finish_json makes the channel's JSON.
+  bool raw_numbers = false;
 };
+
+/// The JSON text of a message of a channel marked `raw_numbers`, into `out` (appended): each
+/// raw number written as the shortest text that reads back the same double (null when not
+/// finite), as the channel's numbers are written without `raw_numbers`. Reads nothing else:
+/// any thread may call it.
+void finish_json(std::string_view raw, std::string& out);
 
 /// How often a person watching a channel of the world's state needs it [Hz]: the viewer's
 /// default rate, and the recording's of sim time (src/record/README.md).
@@ -60,7 +70,10 @@ struct StepContext {
 class ExportModel {
  public:
   /// Builds the channel list of the world the registry holds (`world_name` names its topics).
-  ExportModel(const ecs::Registry& reg, std::string world_name);
+  /// `raw_numbers`: the sensor and state channels whose JSON is written as text (not built as a
+  /// tree) leave their numbers as doubles, for a reader that formats them on another thread
+  /// (finish_json; the recorder, src/record/README.md). Such channels are marked raw_numbers.
+  ExportModel(const ecs::Registry& reg, std::string world_name, bool raw_numbers = false);
   ~ExportModel();
   ExportModel(const ExportModel&) = delete;
   ExportModel& operator=(const ExportModel&) = delete;

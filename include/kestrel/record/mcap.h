@@ -79,6 +79,15 @@ class McapWriter {
   /// chunk reached `chunk_bytes`.
   /// @pre `channel` was returned by add_channel. @throws Error when a write fails.
   void write(std::uint16_t channel, std::uint64_t log_time_ns, std::string_view data);
+  /// What becomes of a channel's messages on the writer's thread, just before their chunk is
+  /// compressed: `finish(written, out)` gets the bytes write() was given and puts the message's
+  /// bytes into `out` (empty at each call). The caller's thread hands over what is cheap to
+  /// make and the writer's thread does the rest (src/record/README.md, "Cost and size"). It
+  /// runs on the writer's thread only and must share nothing the caller changes; an Error it
+  /// throws fails the file as a failed write does.
+  using Finisher = std::function<void(std::string_view written, std::string& out)>;
+  /// @pre nothing written to `channel` yet.
+  void set_finisher(std::uint16_t channel, Finisher finish);
   /// Writes the open chunk (if it holds messages) and its message indexes, and waits until
   /// every cut chunk is in the file. @throws Error when a write failed.
   void flush();
@@ -117,6 +126,7 @@ class McapWriter {
   void cut();                // hands the open chunk to the writer's thread
   void wait();               // until the writer's thread holds no chunk; throws its failure
   void write_chunk(Cut& c);  // on the writer's thread
+  void finish(Cut& c);       // on the writer's thread: the finishers' messages in place
   void loop();               // the writer's thread
   void idle();               // until the writer's thread holds no chunk
   void throw_if_failed();    // the failure of a write, on either thread
@@ -146,6 +156,11 @@ class McapWriter {
   std::uint64_t message_count_ = 0, first_time_ = 0, last_time_ = 0;
   std::uint64_t chunk_messages_ = 0, written_messages_ = 0, written_until_ = 0;  // on disk
   void* zstd_ = nullptr;  // ZSTD_CCtx, reused
+  std::vector<Finisher> finishers_;  // by channel id (empty: written as given)
+  // The writer's thread's: a finished chunk's records, a message's bytes, and where each of
+  // the chunk's records moved (offset before, after).
+  std::string finished_, piece_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> moved_;
   // The writer's thread and the chunks in its hands, oldest (the one being written) first.
   mutable std::mutex mutex_;
   std::condition_variable wake_, done_;
