@@ -591,10 +591,14 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     if (!wanted(ch)) return false;
     return changed || m.forced.erase(ch) > 0;
   };
-  if (!m.tf_changed) m.tf_changed = m.links_moved(reg);
-  if (due(m.tf, m.tf_changed)) {
-    sink(Message{m.tf, ctx.sim_time, m.transforms(reg, ctx.sim_time)});
-    m.tf_changed = false;
+  // Whether a link moved is looked at only when the transforms are wanted (wanted() once: a
+  // reader's may count the call); they stay pending until then (`sent`: the poses last sent).
+  if (wanted(m.tf)) {
+    if (!m.tf_changed) m.tf_changed = m.links_moved(reg);
+    if (m.tf_changed || m.forced.erase(m.tf) > 0) {
+      sink(Message{m.tf, ctx.sim_time, m.transforms(reg, ctx.sim_time)});
+      m.tf_changed = false;
+    }
   }
   // The scene is built when it changed even if nobody reads it now: last() hands it to the
   // next reader.
@@ -630,7 +634,7 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
     if (!wanted(f.channel)) continue;
     Duration t = ctx.sim_time;
     const std::uint64_t seq = f.sequence ? f.sequence(reg, f.entity, t) : 0;
-    const bool forced = m.forced.count(f.channel) > 0;
+    const bool forced = !m.forced.empty() && m.forced.count(f.channel) > 0;
     if (f.sequence && (seq == 0 || (seq == f.seq && !forced))) continue;
     std::string text;
     text.reserve(std::max<std::size_t>(256, f.last.size() + 16));  // one allocation

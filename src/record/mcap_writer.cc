@@ -299,7 +299,9 @@ void McapWriter::cut() {
   c.messages = chunk_messages_;
   std::sort(chunk_channels_.begin(), chunk_channels_.end());
   for (std::uint16_t ch : chunk_channels_) {
-    c.indexes.emplace_back(ch, std::move(chunk_index_[ch - 1]));
+    // Copied, not moved: the open chunk's index keeps its capacity (a move left it to grow
+    // again from nothing in every chunk).
+    c.indexes.emplace_back(ch, chunk_index_[ch - 1]);
     chunk_index_[ch - 1].clear();
   }
   chunk_channels_.clear();

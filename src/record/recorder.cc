@@ -41,6 +41,9 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     // The JSON channels' numbers are formatted on the writer's thread (finish_json).
     model_ = std::make_unique<exports::ExportModel>(reg, runner_.options().world_name, true);
     const auto& channels = model_->channels();
+    const auto* stats = model_->find("/world/" + runner_.options().world_name + "/stats");
+    KESTREL_DEMAND(stats != nullptr);
+    stats_ = stats->id;
     std::vector<bool> matched(options_.topics.size(), false);
     std::map<std::tuple<std::string, std::string, std::string>, std::uint16_t> schemas;
     mcap_.assign(channels.size() + 1, 0);
@@ -100,7 +103,10 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     if (info.paused) return;
     exports::StepContext ctx;
     ctx.sim_time = info.sim_time + info.dt;
-    ctx.stats = runner_.stats();
+    // The runner's statistics (under its lock) only for a stats message.
+    if (stats_ != 0 && mcap_[stats_] != 0 && ctx.sim_time >= next_[stats_]) {
+      ctx.stats = runner_.stats();
+    }
     const auto now = static_cast<std::uint64_t>(ctx.sim_time.count());
     if (ctx.sim_time < last_) {  // a reset: its chunks start again at 0
       writer_.flush();
@@ -193,6 +199,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   RecordOptions options_;
   McapWriter writer_;
   std::unique_ptr<exports::ExportModel> model_;
+  std::uint32_t stats_ = 0;          // the stats channel's export id
   std::vector<std::uint16_t> mcap_;  // MCAP channel id by export channel id (0: not recorded)
   std::vector<bool> latched_;        // by export channel id
   std::vector<Duration> next_;       // sim time a channel is next due
