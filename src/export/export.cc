@@ -304,6 +304,9 @@ struct ExportModel::Impl {
   void refresh_structure(const ecs::Registry& reg) {
     if (reg.layout_epoch() == epoch) return;
     epoch = reg.layout_epoch();
+    for (auto& f : json) {
+      if (f.locate) f.reading = f.locate(reg, f.entity);
+    }
     std::vector<ecs::Entity> now;
     reg.each<c::Link, c::WorldPose>(
         [&](ecs::Entity e, const c::Link&, const c::WorldPose&) { now.push_back(e); });
@@ -633,7 +636,9 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
   for (auto& f : m.json) {
     if (!wanted(f.channel)) continue;
     Duration t = ctx.sim_time;
-    const std::uint64_t seq = f.sequence ? f.sequence(reg, f.entity, t) : 0;
+    const std::uint64_t seq = f.sequence_at ? (f.reading ? f.sequence_at(f.reading, t) : 0)
+                              : f.sequence  ? f.sequence(reg, f.entity, t)
+                                            : 0;
     const bool forced = !m.forced.empty() && m.forced.count(f.channel) > 0;
     if (f.sequence && (seq == 0 || (seq == f.seq && !forced))) continue;
     std::string text;

@@ -98,16 +98,28 @@ std::uint64_t reading_sequence(const ecs::Registry& reg, ecs::Entity e, Duration
 // A sensor's feed: a message per new reading (its sequence moved), stamped with the sample's
 // time; built as a JSON tree, or, for the fixed-shape samples (IMU, magnetometer, barometer,
 // altimeter, GNSS, air speed), written as text.
+template <class R>
+void read_sequence(JsonFeed& f) {
+  f.sequence = reading_sequence<R>;
+  f.locate = [](const ecs::Registry& reg, ecs::Entity e) -> const void* {
+    return reg.try_get<R>(e);
+  };
+  f.sequence_at = [](const void* reading, Duration& t) -> std::uint64_t {
+    const R& r = *static_cast<const R*>(reading);
+    t = r.stamp;
+    return r.sequence;
+  };
+}
 template <class R, class Fill>
 JsonFeed sensor_feed(ecs::Entity e, std::uint32_t channel, Fill fill) {
   JsonFeed f = state_feed<R>(e, channel, std::move(fill));
-  f.sequence = reading_sequence<R>;
+  read_sequence<R>(f);
   return f;
 }
 template <class R, class Write>
 JsonFeed sensor_text_feed(ecs::Entity e, std::uint32_t channel, Write write) {
   JsonFeed f = state_text_feed<R>(e, channel, std::move(write));
-  f.sequence = reading_sequence<R>;
+  read_sequence<R>(f);
   return f;
 }
 

@@ -34,6 +34,12 @@ struct JsonFeed {
   /// events + 1 (append-only). Empty for the other state components, whose message is sent
   /// when its text differs from the last one sent.
   std::function<std::uint64_t(const ecs::Registry&, ecs::Entity, Duration&)> sequence;
+  /// Sensors: the same without a registry lookup each step — `locate` finds the reading (or
+  /// nullptr) when the registry's layout changed (Registry::layout_epoch: the pointer stays valid
+  /// until then), `sequence_at` reads its sequence and stamp there. Null for the others.
+  const void* (*locate)(const ecs::Registry&, ecs::Entity) = nullptr;
+  std::uint64_t (*sequence_at)(const void* reading, Duration& stamp) = nullptr;
+  const void* reading = nullptr;  ///< where `locate` found it
   /// Writes the message; false when the entity has no such component (now).
   std::function<bool(const ecs::Registry&, ecs::Entity, nlohmann::json&)> make;
   /// Or writes its text directly, without a JSON tree (the state feeds that change every

@@ -201,7 +201,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   std::unique_ptr<exports::ExportModel> model_;
   std::uint32_t stats_ = 0;          // the stats channel's export id
   std::vector<std::uint16_t> mcap_;  // MCAP channel id by export channel id (0: not recorded)
-  std::vector<bool> latched_;        // by export channel id
+  std::vector<char> latched_;        // by export channel id (not vector<bool>: read every step)
   std::vector<Duration> next_;       // sim time a channel is next due
   std::vector<Duration> period_;     // by export channel id: 1 / its rate (0: every change)
   Duration state_period_{0};         // the state channel's (0: every step), --record-rate's
