@@ -322,6 +322,7 @@ void McapWriter::finish(Cut& c) {
   moved_.clear();
   const std::string_view in = c.records;
   for (std::size_t at = 0; at < in.size();) {
+    KESTREL_DEMAND(in[at] == static_cast<char>(kMessage));  // a chunk holds only messages
     const std::size_t end = at + 9 + get<std::uint64_t>(in.data() + at + 1);
     const auto channel = get<std::uint16_t>(in.data() + at + 9);
     moved_.emplace_back(at, finished_.size());

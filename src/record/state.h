@@ -92,7 +92,7 @@ class StateEncoder {
   // One captured sample of now into `out` (its old content replaced): what the finisher makes
   // the file's sample of.
   void capture(const ecs::Registry& reg, std::string& out);
-  // The finisher of this encoder's captured samples (a copy, for another thread).
+  // The finisher of this encoder's captured samples (copied for the thread that runs it).
   const StateFinisher& finisher() const { return finish_; }
   // capture, then finish: one sample of now as the file holds it, into `out`.
   void encode(const ecs::Registry& reg, std::string& out);

@@ -82,7 +82,7 @@ class McapWriter {
   /// What becomes of a channel's messages on the writer's thread, just before their chunk is
   /// compressed: `finish(written, out)` gets the bytes write() was given and puts the message's
   /// bytes into `out` (empty at each call). The caller's thread hands over what is cheap to
-  /// make and the writer's thread does the rest (src/record/README.md, "Cost and size"). It
+  /// make and the writer's thread does the rest (src/record/README.md, "The file"). It
   /// runs on the writer's thread only and must share nothing the caller changes; an Error it
   /// throws fails the file as a failed write does.
   using Finisher = std::function<void(std::string_view written, std::string& out)>;
