@@ -68,11 +68,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
                  .first;
       }
       mcap_[ch.id] = writer_.add_channel(it->second, ch.topic, ch.encoding);
-      if (ch.raw_numbers) {
-        writer_.set_finisher(mcap_[ch.id], [](std::string_view raw, std::string& out) {
-          exports::finish_json(raw, out);
-        });
-      }
+      if (ch.raw_numbers) writer_.set_finisher(mcap_[ch.id], exports::finish_json);
       if (ch.latched) latched_[ch.id] = true;
       period_[ch.id] = period_of(ch);
       topics_.emplace_back(ch.id, ch.topic);
@@ -104,9 +100,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     exports::StepContext ctx;
     ctx.sim_time = info.sim_time + info.dt;
     // The runner's statistics (under its lock) only for a stats message.
-    if (stats_ != 0 && mcap_[stats_] != 0 && ctx.sim_time >= next_[stats_]) {
-      ctx.stats = runner_.stats();
-    }
+    if (due(stats_, ctx.sim_time)) ctx.stats = runner_.stats();
     const auto now = static_cast<std::uint64_t>(ctx.sim_time.count());
     if (ctx.sim_time < last_) {  // a reset: its chunks start again at 0
       writer_.flush();
@@ -117,9 +111,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     writer_.advance(now);
     model_->step(
         reg, ctx,
-        [&](std::uint32_t ch) {
-          return mcap_[ch] != 0 && (latched_[ch] || ctx.sim_time >= next_[ch]);
-        },
+        [&](std::uint32_t ch) { return due(ch, ctx.sim_time); },
         [&](exports::Message&& m) {
           if (period_[m.channel] > Duration{0}) next_[m.channel] = ctx.sim_time + period_[m.channel];
           writer_.write(mcap_[m.channel], static_cast<std::uint64_t>(m.stamp.count()), m.data);
@@ -143,6 +135,11 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   }
 
  private:
+  // Whether export channel `ch` is recorded at sim time `t`: it is recorded, and latched or due.
+  bool due(std::uint32_t ch, Duration t) const {
+    return mcap_[ch] != 0 && (latched_[ch] || t >= next_[ch]);
+  }
+
   // How often a channel is recorded: --record-rate's period when given (0: every change), else
   // what a person watching needs (exports::Channel): a sensor's every sample, the world's status
   // at kStatusRateHz, the rest of its state at kDisplayRateHz (the scene: every change, above).
