@@ -1,7 +1,6 @@
 // The Physics system: owns a PhysicsEngine, rebuilds it on structural change, steps it.
 
 #include <fmt/format.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -169,6 +168,7 @@ class PhysicsSystem final : public System,
     owned_links_.clear();
     owned_joints_.clear();
     owned_.clear();
+    commands_checked_ = false;
     bonds_.clear();
     for (ecs::Entity m : r.children(world_)) {
       if (r.has<c::Joint>(m)) {  // a joint of the world binds the models of its links
@@ -433,15 +433,21 @@ class PhysicsSystem final : public System,
   }
 
   void step_islands(Duration dt, ecs::Registry& r) {
-    r.each<c::ExternalWorldWrenchCmd>([&](ecs::Entity e, const c::ExternalWorldWrenchCmd&) {
-      require(r, e, owned_links_, "ExternalWorldWrenchCmd", "a moving link");
-    });
-    r.each<c::JointForceCmd>([&](ecs::Entity e, const c::JointForceCmd&) {
-      require(r, e, owned_joints_, "JointForceCmd", "a joint");
-    });
-    r.each<c::JointVelocityCmd>([&](ecs::Entity e, const c::JointVelocityCmd&) {
-      require(r, e, owned_joints_, "JointVelocityCmd", "a joint");
-    });
+    // Which entities hold these commands changes only with the registry's layout, and what the
+    // islands own only with a build: checked again only then (a swarm's thousands of rotors).
+    if (!commands_checked_ || commands_epoch_ != r.layout_epoch()) {
+      r.each<c::ExternalWorldWrenchCmd>([&](ecs::Entity e, const c::ExternalWorldWrenchCmd&) {
+        require(r, e, owned_links_, "ExternalWorldWrenchCmd", "a moving link");
+      });
+      r.each<c::JointForceCmd>([&](ecs::Entity e, const c::JointForceCmd&) {
+        require(r, e, owned_joints_, "JointForceCmd", "a joint");
+      });
+      r.each<c::JointVelocityCmd>([&](ecs::Entity e, const c::JointVelocityCmd&) {
+        require(r, e, owned_joints_, "JointVelocityCmd", "a joint");
+      });
+      commands_checked_ = true;
+      commands_epoch_ = r.layout_epoch();
+    }
     // Surface commands act on the contacts of a moving link's collision (its island's).
     auto on_moving_collision = [&](ecs::Entity e, const char* what) {
       const ecs::Entity link = r.parent(e);
@@ -511,17 +517,6 @@ class PhysicsSystem final : public System,
     for (const auto& e : errors_) {
       if (e) std::rethrow_exception(e);
     }
-  }
-
-  // The CPUs this process may run on (its affinity mask: `taskset -c 0` gives 1), which
-  // std::thread::hardware_concurrency() ignores.
-  static unsigned usable_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-      return static_cast<unsigned>(CPU_COUNT(&set));
-    }
-    return std::max(1u, std::thread::hardware_concurrency());
   }
 
   // <threads> of the Physics <plugin>: how many threads step islands (1 to 256); absent: the
@@ -596,6 +591,8 @@ class PhysicsSystem final : public System,
   std::vector<ecs::Entity> entry_model_;
   std::vector<ecs::Entity> static_geoms_;
   std::unordered_set<ecs::Entity> owned_links_, owned_joints_;  // moving, in some island
+  bool commands_checked_ = false;          // step_islands checked the commands' entities at
+  std::uint64_t commands_epoch_ = 0;       // this Registry::layout_epoch, since the last build
   std::unordered_set<ecs::Entity> owned_;  // models and links some island holds (WorldPoseCmd)
 };
 

@@ -1,6 +1,9 @@
 #pragma once
 /// @file A small fixed pool of worker threads that runs a batch of tasks and waits for it.
 
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -13,6 +16,17 @@
 #include <vector>
 
 namespace kestrel {
+
+/// The CPUs this process may run on (its affinity mask: `taskset -c 0` gives 1), which
+/// std::thread::hardware_concurrency() ignores.
+inline unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 /// `threads` workers; run() hands them a batch of tasks (each task index once) and returns when
 /// every task is done. The calling thread works on the batch too.

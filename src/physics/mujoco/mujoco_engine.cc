@@ -268,6 +268,7 @@ struct BodyRefs {
   c::LinearAcceleration* lin_acc;
   c::WorldAngularAcceleration* world_ang_acc;
   c::AngularAcceleration* ang_acc;
+  c::ExternalWorldWrenchCmd* wrench_cmd;  // read by an island's apply_commands
 };
 struct ModelRefs {
   c::WorldPose* world_pose;
@@ -286,6 +287,8 @@ struct JointRefs {
   c::JointVelocity* velocity;
   c::JointForce* force;
   c::JointTransmittedWrench* wrench;
+  c::JointForceCmd* force_cmd;  // the commands, read by an island's apply_commands
+  c::JointVelocityCmd* velocity_cmd;
 };
 class MujocoEngine final : public IslandEngine {
  public:
@@ -329,7 +332,18 @@ class MujocoEngine final : public IslandEngine {
     return static_contacts_;
   }
 
+  // An island's boxes are computed by its step, at its end while its data is in this thread's
+  // cache (the step's dt is normally the next one's); the partition before the next step takes
+  // them as they are unless the dt differs or the island changed since (a build, a reset).
   void bounds(double dt, std::vector<Aabb>& out) const override {
+    if (bounds_valid_ && dt == bounds_dt_) {
+      out.insert(out.end(), last_bounds_.begin(), last_bounds_.end());
+      return;
+    }
+    compute_bounds(dt, out);
+  }
+
+  void compute_bounds(double dt, std::vector<Aabb>& out) const {
     const mjModel* m = m_.get();
     const mjData* d = d_.get();
     const std::size_t base = out.size();
@@ -386,6 +400,7 @@ class MujocoEngine final : public IslandEngine {
 
   void build_from(ecs::Registry& r, ecs::Entity world, const CarriedState& carried) override {
     world_ = world;
+    bounds_valid_ = false;
     const auto& carried_q = carried.q;
     const auto& carried_v = carried.v;
 
@@ -469,6 +484,7 @@ class MujocoEngine final : public IslandEngine {
   }
 
   void step(Duration dt, ecs::Registry& r) override {
+    bounds_valid_ = false;
     if (grow_pending_) {  // the last step's collision filled a buffer
       d_ = grow(r, m_.get(), d_.get(), sizes_, surfaces_);
       grow_pending_ = false;
@@ -548,10 +564,17 @@ class MujocoEngine final : public IslandEngine {
     check_warnings(r, m, d, map_);
     read_state(/*all=*/full_read_, dt_);
     full_read_ = false;
+    if (islanded_) {
+      last_bounds_.clear();
+      compute_bounds(dt_, last_bounds_);
+      bounds_dt_ = dt_;
+      bounds_valid_ = true;
+    }
   }
 
   void reset(ecs::Registry& r) override {
     KESTREL_DEMAND(m0_ != nullptr);
+    bounds_valid_ = false;
     m_.reset(
         call(mj_copyModel, static_cast<mjModel*>(nullptr), static_cast<const mjModel*>(m0_.get())));
     d_.reset(call(mj_copyData, static_cast<mjData*>(nullptr), static_cast<const mjModel*>(m_.get()),
@@ -1167,7 +1190,7 @@ class MujocoEngine final : public IslandEngine {
            r.try_get<c::WorldAngularVelocity>(e), r.try_get<c::LinearVelocity>(e),
            r.try_get<c::AngularVelocity>(e), r.try_get<c::WorldLinearAcceleration>(e),
            r.try_get<c::LinearAcceleration>(e), r.try_get<c::WorldAngularAcceleration>(e),
-           r.try_get<c::AngularAcceleration>(e)});
+           r.try_get<c::AngularAcceleration>(e), r.try_get<c::ExternalWorldWrenchCmd>(e)});
     }
     model_refs_.clear();
     for (const Mdl& md : map_.models) {
@@ -1177,7 +1200,8 @@ class MujocoEngine final : public IslandEngine {
     for (const Jnt& j : map_.joints) {
       joint_refs_.push_back(
           {r.try_get<c::JointPosition>(j.joint), r.try_get<c::JointVelocity>(j.joint),
-           r.try_get<c::JointForce>(j.joint), r.try_get<c::JointTransmittedWrench>(j.joint)});
+           r.try_get<c::JointForce>(j.joint), r.try_get<c::JointTransmittedWrench>(j.joint),
+           r.try_get<c::JointForceCmd>(j.joint), r.try_get<c::JointVelocityCmd>(j.joint)});
     }
   }
 
@@ -1253,13 +1277,15 @@ class MujocoEngine final : public IslandEngine {
       r.each<c::JointForceCmd>(joint_force);
       r.each<c::JointVelocityCmd>(joint_velocity);
     } else {  // this island's own links and joints (the Physics system checks the rest)
-      for (const Body& b : map_.bodies) {
-        if (!b.dynamic) continue;
-        if (auto* w = r.try_get<c::ExternalWorldWrenchCmd>(b.link)) wrench(b.link, *w);
+      refresh_refs(r);
+      for (std::size_t i = 0; i < map_.bodies.size(); ++i) {
+        if (!map_.bodies[i].dynamic) continue;
+        if (auto* w = body_refs_[i].wrench_cmd) wrench(map_.bodies[i].link, *w);
       }
-      for (const Jnt& j : map_.joints) {
-        if (auto* f = r.try_get<c::JointForceCmd>(j.joint)) joint_force(j.joint, *f);
-        if (auto* v = r.try_get<c::JointVelocityCmd>(j.joint)) joint_velocity(j.joint, *v);
+      for (std::size_t i = 0; i < map_.joints.size(); ++i) {
+        const ecs::Entity e = map_.joints[i].joint;
+        if (auto* f = joint_refs_[i].force_cmd) joint_force(e, *f);
+        if (auto* v = joint_refs_[i].velocity_cmd) joint_velocity(e, *v);
       }
     }
     changed |= end_servos();
@@ -1989,7 +2015,12 @@ class MujocoEngine final : public IslandEngine {
   std::vector<BodyRefs> body_refs_;
   std::vector<ModelRefs> model_refs_;
   std::vector<JointRefs> joint_refs_;
-  std::uint64_t refs_epoch_ = 0;  // Registry::layout_epoch() when the refs were taken
+  std::uint64_t refs_epoch_ = 0;
+  // The boxes the last step left (bounds()): valid for a partition at bounds_dt_ until the
+  // island changes.
+  std::vector<Aabb> last_bounds_;
+  double bounds_dt_ = 0;
+  bool bounds_valid_ = false;  // Registry::layout_epoch() when the refs were taken
   bool refs_valid_ = false;
   ecs::Entity world_ = ecs::kNullEntity;
   double dt_ = 0;
