@@ -77,6 +77,17 @@ class ISystemPreUpdate {
   virtual void pre_update(const UpdateInfo& info, ecs::Registry& registry) = 0;
 };
 
+/// A promise about a system's PreUpdate: it reads and writes only components of entities inside
+/// the top-level model the system is attached to, reads the world entity's components without
+/// writing them, adds and removes no component, and shares no other mutable state (logging
+/// aside). The Runner may then run the PreUpdate of such systems attached to different top-level
+/// models concurrently (Runner::Options::model_threads); each model's systems still run in
+/// their order, so the results are the serial order's, bit for bit.
+class ISystemModelLocal {
+ public:
+  virtual ~ISystemModelLocal() = default;
+};
+
 class ISystemUpdate {
  public:
   virtual ~ISystemUpdate() = default;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <thread>
+#include <unordered_map>
 
 #include "kestrel/components/pacing.h"
 #include "kestrel/components/world.h"
@@ -75,6 +76,7 @@ void Runner::set_options(Options options) {
   pool_.reset();
   if (options_.post_update_threads > 1)
     pool_ = std::make_unique<Pool>(options_.post_update_threads);
+  model_pool_.reset();
 }
 
 SystemEntry Runner::make_entry(std::unique_ptr<System> system, ecs::Entity entity,
@@ -105,6 +107,7 @@ SystemEntry Runner::make_entry(std::unique_ptr<System> system, ecs::Entity entit
   s.update = dynamic_cast<ISystemUpdate*>(system.get());
   s.post_update = dynamic_cast<ISystemPostUpdate*>(system.get());
   s.reset = dynamic_cast<ISystemReset*>(system.get());
+  s.model_local = dynamic_cast<ISystemModelLocal*>(system.get());
   s.system = std::move(system);
   s.entity = entity == ecs::kNullEntity ? world_ : entity;
   s.config = std::move(config);
@@ -140,6 +143,72 @@ void Runner::rebuild_phases() {
     if (s.update) upd_.push_back(&s);
     if (s.post_update) post_.push_back(&s);
     if (s.reset) reset_.push_back(&s);
+  }
+  // Runs of model-local PreUpdates, split by top-level model (the world's child the system's
+  // entity descends from; none for a system on the world itself).
+  auto top_model = [&](ecs::Entity e) {
+    while (e != ecs::kNullEntity && e != world_) {
+      const ecs::Entity p = registry_.parent(e);
+      if (p == world_) return e;
+      e = p;
+    }
+    return ecs::kNullEntity;
+  };
+  const unsigned threads = options_.model_threads ? options_.model_threads : usable_cpus();
+  pre_segments_.clear();
+  for (std::size_t i = 0; i < pre_.size();) {
+    std::size_t j = i;
+    std::vector<ecs::Entity> tops;
+    while (j < pre_.size() && pre_[j]->model_local) {
+      const ecs::Entity top = top_model(pre_[j]->entity);
+      if (top == ecs::kNullEntity) break;
+      tops.push_back(top);
+      ++j;
+    }
+    PreSegment seg{i, std::max(j, i + 1), {}};
+    std::unordered_map<ecs::Entity, std::size_t> group_of;
+    for (std::size_t k = i; k < j; ++k) {
+      const auto [it, fresh] = group_of.try_emplace(tops[k - i], seg.groups.size());
+      if (fresh) seg.groups.emplace_back();
+      seg.groups[it->second].push_back(k);
+    }
+    if (threads < 2 || seg.groups.size() < kMinParallelModels) seg.groups.clear();
+    if (!seg.groups.empty() && !model_pool_) model_pool_ = std::make_unique<TaskPool>(threads - 1);
+    i = seg.end;
+    if (seg.groups.empty() && !pre_segments_.empty() && pre_segments_.back().groups.empty()) {
+      pre_segments_.back().end = seg.end;  // serial runs are one segment
+    } else {
+      pre_segments_.push_back(std::move(seg));
+    }
+  }
+}
+
+// PreUpdate in priority order; the model-local runs by model on model_pool_. A run that fails
+// reports the error the serial order would have met first (each model's systems stop at their
+// first error; the others' ran as they would have before it).
+void Runner::pre_update_phase() {
+  for (const PreSegment& seg : pre_segments_) {
+    if (seg.groups.empty()) {
+      for (std::size_t k = seg.begin; k < seg.end; ++k)
+        pre_[k]->pre_update->pre_update(info_, registry_);
+      continue;
+    }
+    pre_errors_.assign(seg.groups.size(), {0, nullptr});
+    model_pool_->run(seg.groups.size(), [&](std::size_t g) {
+      for (std::size_t k : seg.groups[g]) {
+        try {
+          pre_[k]->pre_update->pre_update(info_, registry_);
+        } catch (...) {
+          pre_errors_[g] = {k, std::current_exception()};
+          return;
+        }
+      }
+    });
+    const std::pair<std::size_t, std::exception_ptr>* first = nullptr;
+    for (const auto& e : pre_errors_) {
+      if (e.second && (!first || e.first < first->first)) first = &e;
+    }
+    if (first) std::rethrow_exception(first->second);
   }
 }
 
@@ -364,7 +433,7 @@ bool Runner::step_once() {
   if (steps_pending_ > 0) --steps_pending_;
 
   // Command and control systems, then physics, then sensors and publishers.
-  for (auto* s : pre_) s->pre_update->pre_update(info_, registry_);
+  pre_update_phase();
   for (auto* s : upd_) s->update->update(info_, registry_);
   post_update_phase();
   events_.publish(StepDone{info_});

@@ -1,8 +1,12 @@
 #include "kestrel/sim/runner.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <thread>
 
 #include "kestrel/components/pacing.h"
@@ -271,6 +275,137 @@ TEST(Runner, ParallelPostUpdateRunsEverySystem) {
   r.configure();
   r.run(100);
   EXPECT_EQ(n.load(), 400);
+}
+
+// A model-local system: each step folds its own constant into its model's Chain (x ← x·1.01 + k:
+// the result depends on the order of a model's systems); `throw_at` throws at that step.
+struct Chain {
+  double x = 1;
+};
+class Folder : public System,
+               public ISystemConfigure,
+               public ISystemPreUpdate,
+               public ISystemModelLocal {
+ public:
+  Folder(int prio, double k, std::uint64_t throw_at = 0)
+      : prio_(prio), k_(k), throw_at_(throw_at) {}
+  int priority() const override { return prio_; }
+  void configure(ecs::Entity e, const Element&, ecs::Registry& r, EventBus&) override {
+    model_ = e;
+    if (!r.has<Chain>(e)) r.add<Chain>(e);
+  }
+  void pre_update(const UpdateInfo& info, ecs::Registry& r) override {
+    if (info.iterations + 1 == throw_at_)
+      throw Error(r.describe(model_), fmt::format("k = {}", k_));
+    auto& c = r.get<Chain>(model_);
+    c.x = c.x * 1.01 + k_;
+    if (on_run) on_run();
+  }
+  std::function<void()> on_run;
+
+ private:
+  int prio_;
+  double k_;
+  std::uint64_t throw_at_;
+  ecs::Entity model_ = ecs::kNullEntity;
+};
+
+// `models` models, each with two Folders (priorities -2 and -1); the Chains after `steps`.
+std::vector<double> folded(unsigned threads, int models, int steps) {
+  auto o = fast();
+  o.model_threads = threads;
+  Runner r(o);
+  std::vector<ecs::Entity> m;
+  for (int i = 0; i < models; ++i) m.push_back(r.registry().create(r.world()));
+  for (int i = 0; i < models; ++i) {
+    r.add_system(std::make_unique<Folder>(-2, i + 0.5), m[i], nullptr, "a", "t");
+    r.add_system(std::make_unique<Folder>(-1, -i * 0.25), m[i], nullptr, "b", "t");
+  }
+  r.configure();
+  r.run(steps);
+  std::vector<double> out;
+  for (ecs::Entity e : m) out.push_back(r.registry().get<Chain>(e).x);
+  return out;
+}
+
+TEST(Runner, ModelLocalPreUpdatesGiveTheSerialResultsOnAnyThreadCount) {
+  const auto serial = folded(1, 40, 50);
+  EXPECT_EQ(folded(2, 40, 50), serial);  // exact: the same operations in the same order
+  EXPECT_EQ(folded(3, 40, 50), serial);
+  // The same fold by hand for model 7: a then b, every step.
+  double x = 1;
+  for (int s = 0; s < 50; ++s) x = (x * 1.01 + 7.5) * 1.01 - 7 * 0.25;
+  EXPECT_EQ(serial[7], x);
+}
+
+// They do run concurrently: model 0's system waits for model 1's to have started, which only
+// another thread can do while it waits.
+TEST(Runner, ModelLocalPreUpdatesOfDifferentModelsRunConcurrently) {
+  auto o = fast();
+  o.model_threads = 2;
+  Runner r(o);
+  std::atomic<bool> started{false}, met{false};
+  for (std::size_t i = 0; i < Runner::kMinParallelModels; ++i) {
+    const ecs::Entity m = r.registry().create(r.world());
+    auto f = std::make_unique<Folder>(0, 1.0);
+    if (i == 0) {
+      f->on_run = [&] {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!started && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+        met = started.load();
+      };
+    } else if (i == 1) {
+      f->on_run = [&] { started = true; };
+    }
+    r.add_system(std::move(f), m, nullptr, "f", "t");
+  }
+  r.configure();
+  r.step_once();
+  EXPECT_TRUE(met) << "model 1's PreUpdate did not run while model 0's waited";
+}
+
+// Below kMinParallelModels models, or on one thread, every PreUpdate runs on the stepping thread.
+TEST(Runner, FewModelsOrOneThreadRunOnTheSteppingThread) {
+  for (const auto& [threads, models] : {std::pair{2u, Runner::kMinParallelModels - 1},
+                                        std::pair{1u, Runner::kMinParallelModels * 2}}) {
+    auto o = fast();
+    o.model_threads = threads;
+    Runner r(o);
+    std::atomic<int> elsewhere{0};
+    const auto me = std::this_thread::get_id();
+    for (std::size_t i = 0; i < models; ++i) {
+      auto f = std::make_unique<Folder>(0, 1.0);
+      f->on_run = [&] { elsewhere += std::this_thread::get_id() != me; };
+      r.add_system(std::move(f), r.registry().create(r.world()), nullptr, "f", "t");
+    }
+    r.configure();
+    r.run(20);
+    EXPECT_EQ(elsewhere.load(), 0) << threads << " thread(s), " << models << " models";
+  }
+}
+
+// A failing run reports the error the serial order meets first: every "a" runs before every
+// "b", so model 30's "a" before model 3's "b", though model 3's systems are an earlier group.
+TEST(Runner, AFailingModelLocalRunReportsTheSerialOrdersFirstError) {
+  for (unsigned threads : {1u, 2u, 3u}) {
+    auto o = fast();
+    o.model_threads = threads;
+    Runner r(o);
+    for (int i = 0; i < 40; ++i) {
+      const ecs::Entity m = r.registry().create(r.world());
+      r.registry().add<components::Name>(m, fmt::format("m{}", i));
+      r.add_system(std::make_unique<Folder>(-2, 100 + i, i == 30 ? 5 : 0), m, nullptr, "a", "t");
+      r.add_system(std::make_unique<Folder>(-1, 200 + i, i == 3 ? 5 : 0), m, nullptr, "b", "t");
+    }
+    r.configure();
+    try {
+      r.run(10);
+      ADD_FAILURE() << "no error on " << threads << " thread(s)";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("k = 130")) << threads << " thread(s)";
+    }
+    EXPECT_EQ(r.info().iterations, 4u);
+  }
 }
 
 // Pacing: generous tolerance here; the precise figure is in bench/ and docs/performance.md.

@@ -97,6 +97,7 @@ CheckReport check_world(const CheckOptions& options) {
   if (!r.findings.has_errors()) {
     sim::Runner::Options o;
     o.real_time_factor = 0;
+    o.model_threads = 1;  // what systems log is captured on this thread (log::Capture)
     sim::Runner runner(o);
     WorldSetupOptions ws;
     ws.load = load;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,10 @@
 #include "kestrel/sim/events.h"
 #include "kestrel/sim/stop_signal.h"
 #include "kestrel/system.h"
+
+namespace kestrel {
+class TaskPool;
+}
 
 namespace kestrel::sim {
 
@@ -45,6 +50,7 @@ struct SystemEntry {
   ISystemUpdate* update = nullptr;
   ISystemPostUpdate* post_update = nullptr;
   ISystemReset* reset = nullptr;
+  ISystemModelLocal* model_local = nullptr;
 };
 
 /// A system to add to a running world (Runner::add_systems_now).
@@ -76,7 +82,13 @@ class Runner {
     std::uint64_t seed = 0;         ///< world seed (systems derive their streams from it)
     /// Run PostUpdate of different systems concurrently on this many threads (0/1 = serial).
     unsigned post_update_threads = 0;
+    /// Run the PreUpdate of model-local systems (ISystemModelLocal) of different top-level
+    /// models concurrently on this many threads: 0 = the CPUs the process may run on, 1 =
+    /// serial. Only a run of such systems (consecutive in priority order) spanning at least
+    /// kMinParallelModels models is split; fewer cost less than waking a thread.
+    unsigned model_threads = 0;
   };
+  static constexpr std::size_t kMinParallelModels = 16;
 
   explicit Runner(Options options);
   ~Runner();
@@ -171,6 +183,7 @@ class Runner {
                          std::shared_ptr<const Element> config, std::string name,
                          std::string origin) const;
   void rebuild_phases();
+  void pre_update_phase();
   void post_update_phase();
   void pace();
   double wanted_real_time_factor() const;
@@ -211,6 +224,17 @@ class Runner {
 
   struct Pool;  // PostUpdate thread pool
   std::unique_ptr<Pool> pool_;
+
+  // PreUpdate as segments of pre_: [begin, end) run in order, or, for a run of model-local
+  // systems, `groups` (indices into pre_, one group per top-level model, each in order) run
+  // concurrently on model_pool_.
+  struct PreSegment {
+    std::size_t begin = 0, end = 0;
+    std::vector<std::vector<std::size_t>> groups;
+  };
+  std::vector<PreSegment> pre_segments_;
+  std::unique_ptr<TaskPool> model_pool_;
+  std::vector<std::pair<std::size_t, std::exception_ptr>> pre_errors_;  // per group
 };
 
 }  // namespace kestrel::sim

@@ -367,6 +367,37 @@ TEST(MakeSwarm, EveryVehicleFliesItsOwnPatternAndLands) {
   EXPECT_THROW(make_swarm(none, "v.sdf"), Error);
 }
 
+// A swarm's motors and velocity controllers are model-local (Runner::Options::model_threads):
+// run by vehicle on 2 or 3 threads, the take-off is bit for bit the serial one.
+TEST(MakeSwarm, AFlightDoesNotDependOnTheThreadsRunningTheVehiclesSystems) {
+  SwarmOptions o;
+  o.count = 20;  // at least Runner::kMinParallelModels
+  o.islands = true;
+  const auto vehicle = testing::write_temp(make_swarm(o, "unused").vehicle);
+  const SwarmFiles files = make_swarm(o, vehicle.string());
+  auto fly = [&](unsigned threads) {
+    LoadedWorld w(files.world, /*configure=*/false);
+    auto opts = w.runner->options();
+    opts.model_threads = threads;
+    w.runner->set_options(opts);
+    w.runner->configure();
+    w.step(900);  // the missions start at 0.5 s
+    std::vector<double> out;
+    w.r().each<c::RotorVelocities>([&](ecs::Entity m, const c::RotorVelocities& v) {
+      out.insert(out.end(), v.velocity.begin(), v.velocity.end());
+      const auto& X = w.r().get<c::WorldPose>(w.find(w.r().scoped_name(m) + "::base_link")).value;
+      out.insert(out.end(), {X.Pos().X(), X.Pos().Y(), X.Pos().Z(), X.Rot().W(), X.Rot().X()});
+    });
+    return out;
+  };
+  const auto serial = fly(1);
+  ASSERT_EQ(serial.size(), 20u * 9);
+  EXPECT_GT(serial[0], 100) << "the rotors turn";
+  EXPECT_EQ(fly(2), serial);
+  EXPECT_EQ(fly(3), serial);
+  std::filesystem::remove(vehicle);
+}
+
 // Islands do not let vehicles pass through each other: a vehicle thrown at another (before the
 // missions start) hits it and pushes it; their islands merge for it.
 TEST(MakeSwarm, AVehicleFlyingIntoAnotherHitsIt) {

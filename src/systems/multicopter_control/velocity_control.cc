@@ -77,10 +77,13 @@ bool invert4(std::array<std::array<double, 8>, 4> m, std::array<std::array<doubl
   return true;
 }
 
+// Model-local: its PreUpdate reads its model's link state and twist and writes its model's
+// rotor commands (README.md, "Threads").
 class MulticopterVelocityControl final : public System,
                                          public ISystemConfigure,
                                          public ISystemPreUpdate,
-                                         public ISystemReset {
+                                         public ISystemReset,
+                                         public ISystemModelLocal {
  public:
   int priority() const override { return priority::kPrePhysics - 1; }
 

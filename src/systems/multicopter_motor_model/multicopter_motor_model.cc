@@ -76,9 +76,12 @@ int read_actuator_number(const Element& config) {
   return n;
 }
 
+// Model-local: its PreUpdate touches its model's rotor, link and commands, and reads the world's
+// wind (README.md, "Threads").
 class MulticopterMotorModel final : public System,
                                     public ISystemConfigure,
-                                    public ISystemPreUpdate {
+                                    public ISystemPreUpdate,
+                                    public ISystemModelLocal {
  public:
   int priority() const override { return priority::kPrePhysics; }
 
@@ -208,8 +211,9 @@ class MulticopterMotorModel final : public System,
     // Reference speed: the last command, limited above by maxRotVelocity (Gazebo sets no lower
     // limit: a negative command spins the rotor backwards and reverses its thrust). Gazebo keeps
     // the last command's reference until another arrives, as ActuatorCommands does.
+    refresh(r);
     double reference = 0;
-    if (const auto* cmd = r.try_get<c::ActuatorCommands>(model_); cmd && !cmd->velocity.empty()) {
+    if (const auto* cmd = refs_.commands; cmd && !cmd->velocity.empty()) {
       // No commands yet (nothing connected) leaves the rotor at rest; commands that stop short
       // of this rotor are a mismatch between the motors and whatever commands them.
       if (index_ >= cmd->velocity.size()) {
@@ -227,16 +231,16 @@ class MulticopterMotorModel final : public System,
     // Kestrel's faults: a failed rotor or an empty battery is unpowered (reference 0); a partly
     // failed one keeps its speed and loses thrust.
     double efficiency = 1.0;
-    if (const auto* f = r.try_get<c::RotorFaults>(model_); f && index_ < f->efficiency.size()) {
+    if (const auto* f = refs_.faults; f && index_ < f->efficiency.size()) {
       efficiency = std::clamp(f->efficiency[index_], 0.0, 1.0);
     }
-    if (const auto* b = r.try_get<c::Battery>(model_); b && b->empty) efficiency = 0;
+    if (const auto* b = refs_.battery; b && b->empty) efficiency = 0;
     if (efficiency <= 0) reference = 0;
 
     // As Gazebo: the wrench comes from the speed the physics gave the rotor joint in the last
     // step (times the slowdown), then the filter moves the commanded speed on.
     double joint_speed = 0;
-    if (const auto* jv = r.try_get<c::JointVelocity>(joint_); jv && !jv->data.empty()) {
+    if (const auto* jv = refs_.joint_velocity; jv && !jv->data.empty()) {
       joint_speed = jv->data[0];
     }
     if (!aliasing_reported_ && std::abs(joint_speed) / (2 * M_PI) > 1 / (2 * dt)) {
@@ -246,23 +250,23 @@ class MulticopterMotorModel final : public System,
           "at a {} s step; raise <rotorVelocitySlowdownSim> or shorten the step",
           where_, model_name_, std::abs(joint_speed), dt);
     }
-    apply_wrench(r, joint_speed * slowdown_, efficiency);
+    apply_wrench(joint_speed * slowdown_, efficiency);
 
-    auto& speeds = r.get<c::RotorVelocities>(model_).velocity;
+    auto& speeds = refs_.speeds->velocity;
     const double w = speeds[index_];
     const double alpha = reference > w ? alpha_up_ : alpha_down_;
     const double w_next = alpha * w + (1 - alpha) * reference;
     speeds[index_] = w_next;
-    r.get<c::JointVelocityCmd>(joint_).data.assign(1, direction_ * w_next / slowdown_);
+    refs_.joint_cmd->data.assign(1, direction_ * w_next / slowdown_);
   }
 
  private:
   // Thrust, rotor drag, drag torque and rolling moment of the rotor spinning at `w` [rad/s]
   // (signed, about the joint axis), added to the wrench of the body the rotor is mounted on
   // (world frame, about the body's origin).
-  void apply_wrench(ecs::Registry& r, double w, double efficiency) {
-    const auto* X_WL = r.try_get<c::WorldPose>(link_);
-    const auto* X_WB = r.try_get<c::WorldPose>(body_);
+  void apply_wrench(double w, double efficiency) {
+    const auto* X_WL = refs_.X_WL;
+    const auto* X_WB = refs_.X_WB;
     if (!X_WL || !X_WB) return;
     const auto& rot_WL = X_WL->value.Rot();
     // Thrust along the rotor link's +z, positive when the rotor turns its own way.
@@ -271,10 +275,10 @@ class MulticopterMotorModel final : public System,
     const Vector3d z_W = rot_WL.RotateVector(Vector3d::UnitZ);
     // Air-relative velocity of the rotor link origin; v⊥: its part perpendicular to the joint axis.
     Vector3d air_W;
-    if (const auto* wind = r.try_get<c::Wind>(world_)) air_W = wind->linear_velocity;
-    if (const auto* gust = r.try_get<c::WindGust>(world_)) air_W += gust->linear_velocity;
+    if (const auto* wind = refs_.wind) air_W = wind->linear_velocity;
+    if (const auto* gust = refs_.gust) air_W += gust->linear_velocity;
     Vector3d v_rel_W = -air_W;
-    if (const auto* v = r.try_get<c::WorldLinearVelocity>(link_)) v_rel_W += v->value;
+    if (const auto* v = refs_.v_WL) v_rel_W += v->value;
     const Vector3d axis_W = (X_WL->value * X_LJ_).Rot().RotateVector(axis_J_);
     const Vector3d v_perp_W = v_rel_W - axis_W * v_rel_W.Dot(axis_W);
     if (thrust_loss_speed_ > 0) {
@@ -287,10 +291,48 @@ class MulticopterMotorModel final : public System,
     // Gazebo applies the forces at the rotor link's centre of mass; the rotor joint's velocity
     // is imposed, so applying them to the body at that point is the same.
     const Vector3d p_W = X_WL->value.Pos() + rot_WL.RotateVector(com_L_);
-    auto& wrench = r.get<c::ExternalWorldWrenchCmd>(body_);
+    auto& wrench = *refs_.wrench;
     wrench.force += force_W;
     wrench.torque += torque_W + (p_W - X_WB->value.Pos()).Cross(force_W);
-    r.get<c::RotorShaftPower>(model_).watts[index_] = std::abs(k_moment_ * thrust * w);
+    refs_.power->watts[index_] = std::abs(k_moment_ * thrust * w);
+  }
+
+  // The components a step reads and writes, looked up again only when the registry's layout
+  // changed (Registry::layout_epoch: until then the pointers stay valid). A swarm's thousands of
+  // rotors would otherwise pay a dozen lookups each per step. The components configure() made
+  // sure of are demanded (get throws naming the entity when one was removed since).
+  struct Refs {
+    const c::ActuatorCommands* commands = nullptr;
+    const c::RotorFaults* faults = nullptr;
+    const c::Battery* battery = nullptr;
+    const c::JointVelocity* joint_velocity = nullptr;
+    const c::WorldPose* X_WL = nullptr;
+    const c::WorldPose* X_WB = nullptr;
+    const c::Wind* wind = nullptr;
+    const c::WindGust* gust = nullptr;
+    const c::WorldLinearVelocity* v_WL = nullptr;
+    c::ExternalWorldWrenchCmd* wrench = nullptr;
+    c::RotorShaftPower* power = nullptr;
+    c::RotorVelocities* speeds = nullptr;
+    c::JointVelocityCmd* joint_cmd = nullptr;
+  };
+  void refresh(ecs::Registry& r) {
+    if (refs_valid_ && refs_epoch_ == r.layout_epoch()) return;
+    refs_.commands = r.try_get<c::ActuatorCommands>(model_);
+    refs_.faults = r.try_get<c::RotorFaults>(model_);
+    refs_.battery = r.try_get<c::Battery>(model_);
+    refs_.joint_velocity = r.try_get<c::JointVelocity>(joint_);
+    refs_.X_WL = r.try_get<c::WorldPose>(link_);
+    refs_.X_WB = r.try_get<c::WorldPose>(body_);
+    refs_.wind = r.try_get<c::Wind>(world_);
+    refs_.gust = r.try_get<c::WindGust>(world_);
+    refs_.v_WL = r.try_get<c::WorldLinearVelocity>(link_);
+    refs_.wrench = &r.get<c::ExternalWorldWrenchCmd>(body_);
+    refs_.power = &r.get<c::RotorShaftPower>(model_);
+    refs_.speeds = &r.get<c::RotorVelocities>(model_);
+    refs_.joint_cmd = &r.get<c::JointVelocityCmd>(joint_);
+    refs_valid_ = true;
+    refs_epoch_ = r.layout_epoch();
   }
 
   ecs::Entity model_ = ecs::kNullEntity, link_ = ecs::kNullEntity, joint_ = ecs::kNullEntity,
@@ -306,6 +348,9 @@ class MulticopterMotorModel final : public System,
   Duration dt_{0};
   double alpha_up_ = 0, alpha_down_ = 0;  // e^(−dt/τ)
   bool aliasing_reported_ = false;
+  Refs refs_;
+  bool refs_valid_ = false;
+  std::uint64_t refs_epoch_ = 0;
 };
 
 }  // namespace
