@@ -2015,13 +2015,13 @@ class MujocoEngine final : public IslandEngine {
   std::vector<BodyRefs> body_refs_;
   std::vector<ModelRefs> model_refs_;
   std::vector<JointRefs> joint_refs_;
-  std::uint64_t refs_epoch_ = 0;
+  std::uint64_t refs_epoch_ = 0;  // Registry::layout_epoch() when the refs were taken
+  bool refs_valid_ = false;
   // The boxes the last step left (bounds()): valid for a partition at bounds_dt_ until the
   // island changes.
   std::vector<Aabb> last_bounds_;
   double bounds_dt_ = 0;
-  bool bounds_valid_ = false;  // Registry::layout_epoch() when the refs were taken
-  bool refs_valid_ = false;
+  bool bounds_valid_ = false;
   ecs::Entity world_ = ecs::kNullEntity;
   double dt_ = 0;
   bool full_read_ = false;
