@@ -375,7 +375,13 @@ TEST(Runner, FewModelsOrOneThreadRunOnTheSteppingThread) {
     const auto me = std::this_thread::get_id();
     for (std::size_t i = 0; i < models; ++i) {
       auto f = std::make_unique<Folder>(0, 1.0);
-      f->on_run = [&] { elsewhere += std::this_thread::get_id() != me; };
+      // Each takes 1 ms: long enough that a pool's worker, were one used, would take some.
+      f->on_run = [&] {
+        elsewhere += std::this_thread::get_id() != me;
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      };
       r.add_system(std::move(f), r.registry().create(r.world()), nullptr, "f", "t");
     }
     r.configure();
