@@ -3,8 +3,10 @@
 // prints the best of 3 runs of 100 steps (after 200 settling steps) in ms per step (wall time).
 // The reference for bench/shapes_bench.sh and bench/swarm_islands_bench.sh (docs/performance.md,
 // "Large worlds").
-//   usage: kestrel_raw_islands_bench [--fly] [--threads=T] COPIES MODEL.xml...
+//   usage: kestrel_raw_islands_bench [--fly] [--servos] [--threads=T] COPIES MODEL.xml...
 //   --fly        every copy in free flight (bench/raw_mujoco.h, make_flying): no contact
+//   --servos     every hinge held by a friction-loss row, as Kestrel's joint velocity servos
+//                hold a velocity-commanded joint (src/physics/README.md): the rotors' rows
 //   --threads=T  the copies split into T contiguous shares, each stepped by its own thread with
 //                no synchronisation between them (independent models need none): what T
 //                perfectly used cores give, the bound for Kestrel's parallel islands
@@ -24,13 +26,15 @@
 #include "bench/raw_mujoco.h"
 
 int main(int argc, char** argv) {
-  bool fly = false;
+  bool fly = false, servos = false;
   int threads = 1;
   int a = 1;
   for (; a < argc && std::strncmp(argv[a], "--", 2) == 0; ++a) {
     const std::string arg = argv[a];
     if (arg == "--fly") {
       fly = true;
+    } else if (arg == "--servos") {
+      servos = true;
     } else if (arg.rfind("--threads=", 0) == 0) {
       threads = std::atoi(arg.c_str() + 10);
       if (threads < 1 || threads > 256) {
@@ -43,7 +47,8 @@ int main(int argc, char** argv) {
     }
   }
   if (argc - a < 2) {
-    std::fprintf(stderr, "usage: %s [--fly] [--threads=T] COPIES MODEL.xml...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--fly] [--servos] [--threads=T] COPIES MODEL.xml...\n",
+                 argv[0]);
     return 2;
   }
   const int copies = std::atoi(argv[a]);
@@ -70,6 +75,7 @@ int main(int argc, char** argv) {
     for (std::size_t j = 0; j < kinds; ++j) order.push_back(j * copies + k);
   }
   for (mjModel* m : models) {
+    if (servos) kestrel::bench::hold_hinges(m);
     data.push_back(mj_makeData(m));
     if (fly) kestrel::bench::make_flying(m, data.back());
   }
@@ -96,8 +102,9 @@ int main(int argc, char** argv) {
     const std::chrono::duration<double, std::milli> dt = std::chrono::steady_clock::now() - t0;
     best = std::min(best, dt.count() / 100);
   }
-  std::printf("%zu models%s, %d thread%s: %.2f ms per step\n", models.size(),
-              fly ? " flying" : "", threads, threads == 1 ? "" : "s", best);
+  std::printf("%zu models%s%s, %d thread%s: %.2f ms per step\n", models.size(),
+              fly ? " flying" : "", servos ? " with servo rows" : "", threads,
+              threads == 1 ? "" : "s", best);
   for (std::size_t i = 0; i < models.size(); ++i) {
     mj_deleteData(data[i]);
     mj_deleteModel(models[i]);

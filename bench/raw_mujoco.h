@@ -55,4 +55,13 @@ inline void make_flying(const mjModel* m, mjData* d) {
   }
 }
 
+/// A friction-loss row on every hinge dof, as Kestrel's joint velocity servo gives a
+/// velocity-commanded joint (src/physics/README.md, "Joint velocity servos"): the same constraint
+/// rows for MuJoCo's solver, with a loss no rotor's torque reaches.
+inline void hold_hinges(mjModel* m) {
+  for (int j = 0; j < m->njnt; ++j) {
+    if (m->jnt_type[j] == mjJNT_HINGE) m->dof_frictionloss[m->jnt_dofadr[j]] = 1e6;
+  }
+}
+
 }  // namespace kestrel::bench

@@ -9,13 +9,21 @@
 #   raw      kestrel_raw_islands_bench on N copies of one vehicle's island (`kestrel export-mjcf`
 #            of a one-vehicle world: the vehicle and the ground), resting on the ground and in
 #            free flight (--fly), on 1 and 2 threads with no synchronisation (the bound for two
-#            perfectly used cores)
-# Prints ms per step of each and Kestrel's ratio to raw MuJoCo; RTF = 1 / (ms per step).
-#   usage: bench/swarm_islands_bench.sh [BUILD_DIR] [N]      (default: build 1000)
+#            perfectly used cores); once with the rotors free ("free": less than Kestrel
+#            simulates) and once with each rotor held by a friction-loss row (--servos, "rows"),
+#            the constraint rows Kestrel's joint velocity servos give the commanded rotors,
+#            solved by MuJoCo's own solver
+#   packed   the same on 2 threads with the vehicles packed K to a MuJoCo model (N / K copies of
+#            a K-vehicle world, `make-swarm K` without islands), for K in PACKS: what raw MuJoCo
+#            reaches when fewer, larger models share its per-model costs
+# Prints ms per step of each and Kestrel's ratios to raw MuJoCo; RTF = 1 / (ms per step).
+#   usage: bench/swarm_islands_bench.sh [BUILD_DIR] [N] [PACKS]  (default: build 1000 "10 20";
+#          PACKS "" leaves the packed rows out; each K must divide N)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 n=${2:-1000}
+packs=${3-10 20}
 kestrel=$build/src/cli/kestrel
 raw=$build/bench/kestrel_raw_islands_bench
 [ -x "$kestrel" ] || { echo "swarm_islands_bench: $kestrel not built (cmake --build $build --target kestrel)" >&2; exit 2; }
@@ -39,27 +47,44 @@ loop_s() {
   [ -n "$summary" ] || { echo "swarm_islands_bench: the run failed:" >&2; tail -3 "$tmp/err" >&2; exit 1; }
   sed -E 's/.*wall time ([0-9.]+) s.*/\1/' <<< "$summary"
 }
-# raw_ms ARGS... -> kestrel_raw_islands_bench's ms per step
-raw_ms() { "$raw" "$@" "$n" "$tmp/one.xml" | sed -E 's/.*: ([0-9.]+) ms per step/\1/'; }
+# raw_ms COPIES MODEL ARGS... -> kestrel_raw_islands_bench's ms per step
+raw_ms() { "$raw" "${@:3}" "$1" "$2" | sed -E 's/.*: ([0-9.]+) ms per step/\1/'; }
 
-declare -A kg kf rg rf  # ground and flight ms per step by thread count
-printf '%-34s %10s %10s\n' "$n vehicles, ms per step" ground flight
+declare -A kg kf rg rf sg sf  # ground and flight ms per step by thread count
+printf '%-40s %10s %10s\n' "$n vehicles, ms per step" ground flight
 for t in 1 2; do
   cores=$([ "$t" = 1 ] && echo 0 || echo 0,1)
   t1=$(loop_s "$cores" 1)
   t3=$(loop_s "$cores" 3)
   kg[$t]=$(awk -v a="$t1" 'BEGIN { printf "%.2f", a }')  # 1000 steps: s = ms per step
   kf[$t]=$(awk -v a="$t1" -v b="$t3" 'BEGIN { printf "%.2f", 1000 * (b - a) / 2000 }')
-  printf '%-34s %10s %10s\n' "kestrel, $t island thread(s)" "${kg[$t]}" "${kf[$t]}"
+  printf '%-40s %10s %10s\n' "kestrel, $t island thread(s)" "${kg[$t]}" "${kf[$t]}"
 done
 for t in 1 2; do
-  rg[$t]=$(raw_ms --threads="$t")
-  rf[$t]=$(raw_ms --fly --threads="$t")
-  printf '%-34s %10s %10s\n' "raw MuJoCo, $t thread(s)" "${rg[$t]}" "${rf[$t]}"
+  rg[$t]=$(raw_ms "$n" "$tmp/one.xml" --threads="$t")
+  rf[$t]=$(raw_ms "$n" "$tmp/one.xml" --fly --threads="$t")
+  printf '%-40s %10s %10s\n' "raw MuJoCo free, $t thread(s)" "${rg[$t]}" "${rf[$t]}"
+  sg[$t]=$(raw_ms "$n" "$tmp/one.xml" --servos --threads="$t")
+  sf[$t]=$(raw_ms "$n" "$tmp/one.xml" --servos --fly --threads="$t")
+  printf '%-40s %10s %10s\n' "raw MuJoCo rows, $t thread(s)" "${sg[$t]}" "${sf[$t]}"
+done
+for k in $packs; do
+  [ $((n % k)) = 0 ] || { echo "swarm_islands_bench: a pack of $k does not divide $n vehicles" >&2; exit 2; }
+  run "$kestrel" make-swarm "$k" -o "$tmp/pack.sdf"
+  run "$kestrel" export-mjcf "$tmp/pack.sdf" -o "$tmp/pack.xml"
+  for o in free rows; do
+    flag=$([ "$o" = rows ] && echo --servos || true)
+    pg=$(raw_ms $((n / k)) "$tmp/pack.xml" $flag --threads=2)
+    pf=$(raw_ms $((n / k)) "$tmp/pack.xml" $flag --fly --threads=2)
+    printf '%-40s %10s %10s\n' "raw MuJoCo $o, $k per model, 2 threads" "$pg" "$pf"
+  done
 done
 for t in 1 2; do
-  awk -v t="$t" -v kg="${kg[$t]}" -v kf="${kf[$t]}" -v rg="${rg[$t]}" -v rf="${rf[$t]}" 'BEGIN {
-    printf "%-34s %10.2f %10.2f\n", "kestrel / raw, " t " thread(s)", kg / rg, kf / rf
-    printf "%-34s %10.3f %10.3f\n", "RTF kestrel, " t " thread(s)", 1 / kg, 1 / kf
-    printf "%-34s %10.3f %10.3f\n", "RTF raw MuJoCo alone, " t " thread(s)", 1 / rg, 1 / rf }'
+  awk -v t="$t" -v kg="${kg[$t]}" -v kf="${kf[$t]}" -v rg="${rg[$t]}" -v rf="${rf[$t]}" \
+      -v sg="${sg[$t]}" -v sf="${sf[$t]}" 'BEGIN {
+    printf "%-40s %10.2f %10.2f\n", "kestrel / raw free, " t " thread(s)", kg / rg, kf / rf
+    printf "%-40s %10.2f %10.2f\n", "kestrel / raw rows, " t " thread(s)", kg / sg, kf / sf
+    printf "%-40s %10.3f %10.3f\n", "RTF kestrel, " t " thread(s)", 1 / kg, 1 / kf
+    printf "%-40s %10.3f %10.3f\n", "RTF raw MuJoCo free, " t " thread(s)", 1 / rg, 1 / rf
+    printf "%-40s %10.3f %10.3f\n", "RTF raw MuJoCo rows, " t " thread(s)", 1 / sg, 1 / sf }'
 done
