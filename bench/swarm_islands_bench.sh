@@ -28,6 +28,10 @@ kestrel=$build/src/cli/kestrel
 raw=$build/bench/kestrel_raw_islands_bench
 [ -x "$kestrel" ] || { echo "swarm_islands_bench: $kestrel not built (cmake --build $build --target kestrel)" >&2; exit 2; }
 [ -x "$raw" ] || { echo "swarm_islands_bench: $raw not built (cmake --build $build --target kestrel_raw_islands_bench)" >&2; exit 2; }
+for k in $packs; do
+  [[ "$k" =~ ^[1-9][0-9]*$ && $((n % k)) = 0 ]] ||
+    { echo "swarm_islands_bench: a pack of '$k' vehicles does not divide $n vehicles" >&2; exit 2; }
+done
 tmp=$(mktemp -d /tmp/kestrel-swarm-islands.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 # run CMD...: runs it, its output kept; on failure says which command failed and what it said
@@ -69,8 +73,7 @@ for t in 1 2; do
   printf '%-40s %10s %10s\n' "raw MuJoCo rows, $t thread(s)" "${sg[$t]}" "${sf[$t]}"
 done
 for k in $packs; do
-  [ $((n % k)) = 0 ] || { echo "swarm_islands_bench: a pack of $k does not divide $n vehicles" >&2; exit 2; }
-  run "$kestrel" make-swarm "$k" -o "$tmp/pack.sdf"
+  run "$kestrel" make-swarm "$k" --no-islands -o "$tmp/pack.sdf"
   run "$kestrel" export-mjcf "$tmp/pack.sdf" -o "$tmp/pack.xml"
   for o in free rows; do
     flag=$([ "$o" = rows ] && echo --servos || true)

@@ -172,8 +172,8 @@ TEST(EngineLimits, AWorldThatCannotStepIsRefusedAtBuild) {
 }
 
 // The buffers are sized from the contacts that can occur (mjcf_builder.cc): 60 boxes in a row,
-// each touching its neighbours, need room for 952 (8 per pair of boxes whose bounding spheres
-// come within 0.1 m: neighbours and next neighbours, + 16) and do not fit 64 MiB.
+// each touching its neighbours, need room for 940 (8 per pair of boxes whose bounding spheres
+// come within 0.1 m: neighbours and next neighbours, + 4) and do not fit 64 MiB.
 TEST(EngineLimits, MemoryIsEstimatedAndRefusedBeforeItIsAllocated) {
   TestWorld w;
   for (int i = 0; i < 60; ++i) w.box("b" + std::to_string(i), {0.1 * i, 0, 1}, {0.1, 0.1, 0.1}, 1);
@@ -181,7 +181,7 @@ TEST(EngineLimits, MemoryIsEstimatedAndRefusedBeforeItIsAllocated) {
   EXPECT_THAT([&] { w.start(); },
               ThrowsMessage<Error>(::testing::AllOf(
                   HasSubstr("not enough memory for this world's physics"),
-                  HasSubstr("952 contacts"), HasSubstr("KESTREL_MEMORY_LIMIT=64M"))));
+                  HasSubstr("940 contacts"), HasSubstr("KESTREL_MEMORY_LIMIT=64M"))));
   unsetenv("KESTREL_MEMORY_LIMIT");
 }
 

@@ -517,7 +517,7 @@ TEST(Physics, IslandResultsDoNotDependOnTheThreadCount) {
 }
 
 // Contact buffers are sized from the contacts that can occur at the build's state (12 boxes
-// apart, 0.3 m above the ground: none, room for 16) and doubled when a step fills them (they
+// apart, 0.3 m above the ground: none, room for 4) and doubled when a step fills them (they
 // land: 4 each, then pushed into one row, on each other too): no error, and the same poses as
 // an engine with room from the start.
 TEST(Physics, ContactBuffersGrowOnDemandAndCarryTheState) {
@@ -554,7 +554,7 @@ TEST(Physics, ContactBuffersGrowOnDemandAndCarryTheState) {
   std::size_t grown_contacts = 0, roomy_contacts = 0;
   const auto grown = run(0, &grown_contacts);
   const auto roomy = run(1000, &roomy_contacts);
-  EXPECT_GE(grown_contacts, 12u * 4) << "more contacts than the build's room (16)";
+  EXPECT_GE(grown_contacts, 12u * 4) << "more contacts than the build's room (4)";
   EXPECT_EQ(grown_contacts, roomy_contacts);
   ASSERT_EQ(grown.size(), roomy.size());
   for (std::size_t i = 0; i < grown.size(); ++i) {

@@ -309,8 +309,11 @@ class Builder {
     // geoms whose bounding spheres, grown by kPairMargin, overlap, or that reach a plane; 8
     // contacts for two boxes, 1 when a sphere or an ellipsoid is involved, 4 otherwise), rows
     // per contact from the friction pyramid; memory grows with njmax² (see README). The engine
-    // doubles them when a step fills them (mujoco_engine.cc, grow()).
-    const int nconmax = contacts_that_can_occur() + 16 + options_.extra_contacts;
+    // doubles them when a step fills them (mujoco_engine.cc, grow()), so the room beyond what
+    // can occur only spares growths: 4 contacts (16 made gz-sim's 3k_shapes, 3,003 one-shape
+    // islands, take 1.74 GB instead of 1.02; docs/performance.md).
+    constexpr int kContactRoom = 4;
+    const int nconmax = contacts_that_can_occur() + kContactRoom + options_.extra_contacts;
     const int rows = torsional_ ? 6 : 4;
     const int njmax = nconmax * rows + constraint_rows_ + 16;
     out_.rows_per_contact = rows;

@@ -486,7 +486,9 @@ class MujocoEngine final : public IslandEngine {
   void step(Duration dt, ecs::Registry& r) override {
     bounds_valid_ = false;
     if (grow_pending_) {  // the last step's collision filled a buffer
-      d_ = grow(r, m_.get(), d_.get(), sizes_, surfaces_);
+      do {                // until every contact fits (each growth doubles the room)
+        d_ = grow(r, m_.get(), d_.get(), sizes_, surfaces_);
+      } while (buffers_full(d_.get()));
       grow_pending_ = false;
       forget_wrenches();
       velocity_pending_ = false;  // grow() ran all of mj_step1
@@ -509,8 +511,10 @@ class MujocoEngine final : public IslandEngine {
       if (buffers_full(d)) {  // a teleport into contacts: grown now, this step needs them
         wrenches_keep_.assign(d->xfrc_applied, d->xfrc_applied + 6 * m->nbody);
         qfrc_keep_.assign(d->qfrc_applied, d->qfrc_applied + m->nv);
-        d_ = grow(r, m, d, sizes_, surfaces_);
-        d = d_.get();
+        do {  // until every contact fits (each growth doubles the room)
+          d_ = grow(r, m, d, sizes_, surfaces_);
+          d = d_.get();
+        } while (buffers_full(d));
         std::copy(wrenches_keep_.begin(), wrenches_keep_.end(), d->xfrc_applied);
         std::copy(qfrc_keep_.begin(), qfrc_keep_.end(), d->qfrc_applied);
       }
