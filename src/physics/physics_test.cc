@@ -565,9 +565,9 @@ TEST(Physics, ContactBuffersGrowOnDemandAndCarryTheState) {
 
 // Contacts that more than double in one step: the buffers double as often as they need at once.
 // 12 boxes 1 m up and 1 m apart (no contact can occur: room for 4) are teleported onto the
-// ground in one step (48 contacts:
-// four doublings within the step), then lifted and dropped together (48 again at one landing,
-// grown before the next step), against an engine with room from the start.
+// ground in one step (48 contacts: four doublings within the step), then lifted and dropped
+// together (48 again at one landing, grown before the next step), against an engine with room
+// from the start.
 TEST(Physics, ContactsThatMoreThanDoubleInOneStepGrowTheBuffersUntilTheyFit) {
   auto run = [](int room, std::size_t* landed) {
     TestWorld w;
