@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "kestrel/physics/physics.h"
 #include "physics/pose_math.h"
@@ -126,9 +127,18 @@ ecs::Entity link_of(ecs::Registry& r, ecs::Entity model) {
 }
 
 std::string millimetre_cube_ply() {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("kestrel_cube_mm_" + std::to_string(::getpid()) + ".ply"))
-                               .string();
+  // One file per test process, removed when the process ends (not left in the temp folder).
+  struct File {
+    std::string path;
+    ~File() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  };
+  static const File file{(std::filesystem::temp_directory_path() /
+                          ("kestrel_cube_mm_" + std::to_string(::getpid()) + ".ply"))
+                             .string()};
+  const std::string& path = file.path;
   std::ofstream out(path);
   out << "ply\nformat ascii 1.0\nelement vertex 8\nproperty float x\nproperty float y\n"
          "property float z\nelement face 6\nproperty list uchar int vertex_indices\n"

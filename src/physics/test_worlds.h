@@ -47,7 +47,7 @@ struct TestWorld {
 };
 
 /// A 200 mm cube authored in millimetres (±100 per axis) as an ASCII PLY file, a format MuJoCo
-/// cannot read; returns its path (in the test's temporary folder).
+/// cannot read; returns its path (in the temporary folder; removed when the process ends).
 std::string millimetre_cube_ply();
 
 /// The link "link" of a box model.
