@@ -263,6 +263,7 @@ struct ExportModel::Impl {
   std::unordered_map<ecs::Entity, std::string> names;
   std::vector<Pose3d> sent;
   fg::FrameTransforms tf_msg;
+  std::vector<ecs::Entity> tf_named;  // the link whose names tf_msg's transform i holds
   bool tf_changed = true;
 
   // scene: rebuilt when the set of visuals changes
@@ -354,14 +355,19 @@ struct ExportModel::Impl {
       sent[i] = p->value;
       auto* tr =
           n < tf_msg.transforms_size() ? tf_msg.mutable_transforms(n) : tf_msg.add_transforms();
-      ++n;
       stamp(tr->mutable_timestamp(), t);
-      tr->set_parent_frame_id("world");
-      tr->set_child_frame_id(name(reg, links[i]));
+      if (tf_named.size() <= static_cast<std::size_t>(n)) tf_named.resize(n + 1, ecs::kNullEntity);
+      if (tf_named[n] != links[i]) {  // the frame names stay while the transform's link does
+        tr->set_parent_frame_id("world");
+        tr->set_child_frame_id(name(reg, links[i]));
+        tf_named[n] = links[i];
+      }
+      ++n;
       vec(p->value.Pos(), tr->mutable_translation());
       quat(p->value.Rot(), tr->mutable_rotation());
     }
     while (tf_msg.transforms_size() > n) tf_msg.mutable_transforms()->RemoveLast();
+    tf_named.resize(n);  // a transform added again is cleared: named again
     return tf_msg.SerializeAsString();
   }
 
@@ -590,15 +596,17 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
   }
   m.last_time = ctx.sim_time;
   m.refresh_structure(reg);
+  // A channel sent whatever changed (a new reader, a reset); empty nearly always.
+  auto unforce = [&](std::uint32_t ch) { return !m.forced.empty() && m.forced.erase(ch) > 0; };
   auto due = [&](std::uint32_t ch, bool changed) {
     if (!wanted(ch)) return false;
-    return changed || m.forced.erase(ch) > 0;
+    return changed || unforce(ch);
   };
   // Whether a link moved is looked at only when the transforms are wanted (wanted() once: a
   // reader's may count the call); they stay pending until then (`sent`: the poses last sent).
   if (wanted(m.tf)) {
     if (!m.tf_changed) m.tf_changed = m.links_moved(reg);
-    if (m.tf_changed || m.forced.erase(m.tf) > 0) {
+    if (m.tf_changed || unforce(m.tf)) {
       sink(Message{m.tf, ctx.sim_time, m.transforms(reg, ctx.sim_time)});
       m.tf_changed = false;
     }
@@ -652,7 +660,7 @@ void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
       text = j.dump();
     }
     if (!f.sequence && text == f.last && !forced) continue;
-    m.forced.erase(f.channel);
+    unforce(f.channel);
     f.seq = seq;
     if (!f.sequence) f.last = text;  // what the next text is compared with
     sink(Message{f.channel, t, std::move(text)});

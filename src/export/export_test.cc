@@ -165,6 +165,18 @@ TEST_F(Fixture, TransformsOnlyWhenALinkMovedAndOfEveryLink) {
   EXPECT_FALSE(step(false).count("/tf"));
   model->force(model->find("/tf")->id);
   EXPECT_TRUE(step(false).count("/tf"));
+  // The first link's model removed: each transform names its own link (the message's frame
+  // names are kept between steps and set again when the links changed).
+  runner->registry().request_remove(runner->registry().find_scoped("w::ground"));
+  step();
+  auto after = step();
+  ASSERT_TRUE(after.count("/tf"));
+  ASSERT_TRUE(tf.ParseFromString(after["/tf"]));
+  ASSERT_EQ(tf.transforms_size(), 2);
+  EXPECT_EQ(tf.transforms(0).child_frame_id(), "ball::link");
+  EXPECT_EQ(tf.transforms(0).translation().x(), 3);
+  EXPECT_EQ(tf.transforms(1).child_frame_id(), "box::link");
+  EXPECT_EQ(tf.transforms(1).parent_frame_id(), "world");
 }
 
 TEST_F(Fixture, AChannelNotWantedKeepsItsChangeAndAResetSendsEverythingAgain) {

@@ -146,7 +146,8 @@ class ObjectText {
   template <std::size_t N>
   void integer(const char (&key)[N], long long v) {
     name(key);
-    fmt::format_to(std::back_inserter(out_), "{}", v);
+    const fmt::format_int text(v);
+    out_.append(text.data(), text.size());
   }
   template <std::size_t N>
   void boolean(const char (&key)[N], bool v) {
