@@ -332,6 +332,30 @@ TEST(Mcap, ACutWaitsWhileChunksInFlightAreUnwritten) {
   EXPECT_EQ(r.data.back(), payload);
 }
 
+// A chunk is cut before the message that would follow chunk_bytes of records: 400-byte messages
+// (431 bytes with their record) and chunks of 1000 bytes hold 3 each; the 7th message is alone
+// in the last chunk. Each chunk in the writer's hands reaches the file, the lone last one too
+// (the writer's thread is woken only when it holds two, and by the close).
+TEST(Mcap, AChunkIsCutOnceItsRecordsReachChunkBytes) {
+  Dir d;
+  const fs::path file = d.path / "a.mcap";
+  const std::string payload(400, 'y');
+  {
+    McapWriter w(file, McapOptions{Compression::kNone, std::chrono::seconds(10), 1000, 3});
+    w.add_channel(0, "/a", "raw");
+    for (int i = 0; i < 7; ++i) w.write(1, i * kMs, payload);
+    w.close();
+  }
+  const McapSummary sum = read_summary(file);
+  ASSERT_EQ(sum.chunks.size(), 3u);
+  EXPECT_EQ(sum.chunks[0].uncompressed, 3 * 431u);
+  EXPECT_EQ(sum.chunks[0].end, 2 * kMs);
+  EXPECT_EQ(sum.chunks[1].start, 3 * kMs);
+  EXPECT_EQ(sum.chunks[2].start, 6 * kMs);
+  EXPECT_EQ(sum.chunks[2].uncompressed, 431u);
+  EXPECT_EQ(read_all(file).messages.size(), 7u);
+}
+
 TEST(Mcap, WritingAfterCloseContinuesTheFile) {
   Dir d;
   const fs::path file = d.path / "a.mcap";

@@ -38,6 +38,12 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   }
 
   void configure(ecs::Entity, const Element&, ecs::Registry& reg, sim::EventBus& events) override {
+    // What the export model is asked each step (made once: last_ is the step's time).
+    wanted_ = [this](std::uint32_t ch) { return due(ch, last_); };
+    sink_ = [this](exports::Message&& m) {
+      if (period_[m.channel] > Duration{0}) next_[m.channel] = last_ + period_[m.channel];
+      writer_.write(mcap_[m.channel], static_cast<std::uint64_t>(m.stamp.count()), m.data);
+    };
     // The JSON channels' numbers are formatted on the writer's thread (finish_json).
     model_ = std::make_unique<exports::ExportModel>(reg, runner_.options().world_name, true);
     const auto& channels = model_->channels();
@@ -109,13 +115,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
     }
     last_ = ctx.sim_time;
     writer_.advance(now);
-    model_->step(
-        reg, ctx,
-        [&](std::uint32_t ch) { return due(ch, ctx.sim_time); },
-        [&](exports::Message&& m) {
-          if (period_[m.channel] > Duration{0}) next_[m.channel] = ctx.sim_time + period_[m.channel];
-          writer_.write(mcap_[m.channel], static_cast<std::uint64_t>(m.stamp.count()), m.data);
-        });
+    model_->step(reg, ctx, wanted_, sink_);
     if (state_channel_ != 0 && !state_ended_ && ctx.sim_time >= state_next_) {
       if (reg.count<components::Model>() != state_models_ ||
           reg.count<components::Link>() != state_links_) {
@@ -127,8 +127,8 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
             exact_seconds(ctx.sim_time), kStateTopic);
         writer_.write(state_channel_, now, std::string(1, char(detail::kStateEnd)));
       } else {
-        state_.capture(reg, state_buffer_);  // the writer's thread finishes it
-        writer_.write(state_channel_, now, state_buffer_);
+        // Captured into the chunk; the writer's thread finishes it.
+        state_.capture(writer_.message(state_channel_, now, state_.prepare(reg)));
         if (state_period_ > Duration{0}) state_next_ = ctx.sim_time + state_period_;
       }
     }
@@ -204,7 +204,9 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   Duration state_period_{0};         // the state channel's (0: every step), --record-rate's
   std::vector<std::pair<std::uint32_t, std::string>> topics_;
   sim::EventBus::Subscription ended_;
-  Duration last_{0};
+  Duration last_{0};  // the end of the last step recorded
+  std::function<bool(std::uint32_t)> wanted_;
+  std::function<void(exports::Message&&)> sink_;
   // The state channel (0: not recorded).
   static constexpr std::uint32_t kStateChannelId = ~0u;  // in topics_
   std::uint16_t state_channel_ = 0;
@@ -212,7 +214,6 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   std::size_t state_models_ = 0, state_links_ = 0;  // Model and Link counts it was laid out for
   bool state_ended_ = false;
   Duration state_next_{0};
-  std::string state_buffer_;
 };
 
 }  // namespace

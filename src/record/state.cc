@@ -145,19 +145,30 @@ bool same_bits(const ignition::math::Pose3d& a, const ignition::math::Pose3d& b)
 
 }  // namespace
 
-void StateEncoder::capture(const ecs::Registry& reg, std::string& out) {
-  static_assert(std::endian::native == std::endian::little, "MCAP's numbers are little-endian");
+std::size_t StateEncoder::prepare(const ecs::Registry& reg) {
   if (reg.layout_epoch() != epoch_) refresh(reg);
   std::size_t doubles = fixed_doubles_;
-  for (const Refs& r : refs_) {
-    if (r.rotors) doubles += r.rotors->velocity.size();
+  for (std::size_t i = 0; i < refs_.size(); ++i) {
+    if (!refs_[i].rotors) continue;
+    const std::size_t n = refs_[i].rotors->velocity.size();
+    if (n > 0xffff) {  // the count is a uint16: more would garble the sample
+      throw Error(reg.describe(entities_.models[i]),
+                  fmt::format("the state channel records at most 65535 rotor speeds of a model; "
+                              "RotorVelocities has {}",
+                              n));
+    }
+    doubles += n;
   }
-  out.resize(header_size_ + 8 * doubles);
-  char* p = out.data();
+  size_ = header_size_ + 8 * doubles;
+  return size_;
+}
+
+void StateEncoder::capture(char* out) const {
+  static_assert(std::endian::native == std::endian::little, "MCAP's numbers are little-endian");
+  char* p = out;
   char* v = p + header_size_;
   *p++ = static_cast<char>(kStateSample);
-  for (std::size_t i = 0; i < refs_.size(); ++i) {
-    const Refs& r = refs_[i];
+  for (const Refs& r : refs_) {
     *p++ = static_cast<char>(r.bits);
     if (r.world_pose) v = put_pose(v, r.world_pose->value);
     if (r.pose) v = put_pose(v, r.pose->value);
@@ -165,21 +176,17 @@ void StateEncoder::capture(const ecs::Registry& reg, std::string& out) {
     if (r.angular_vel) v = put_vector(v, r.angular_vel->value);
     if (r.rotors) {
       const std::size_t n = r.rotors->velocity.size();
-      if (n > 0xffff) {  // the count is a uint16: more would garble the sample
-        throw Error(reg.describe(entities_.models[i]),
-                    fmt::format("the state channel records at most 65535 rotor speeds of a model; "
-                                "RotorVelocities has {}",
-                                n));
-      }
       p = put_at(p, static_cast<std::uint16_t>(n));
       std::memcpy(v, r.rotors->velocity.data(), 8 * n);
       v += 8 * n;
     }
   }
+  KESTREL_DEMAND(v == out + size_);
 }
 
 void StateEncoder::encode(const ecs::Registry& reg, std::string& out) {
-  capture(reg, captured_);
+  captured_.resize(prepare(reg));
+  capture(captured_.data());
   finish_(captured_, out);
 }
 

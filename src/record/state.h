@@ -89,9 +89,11 @@ class StateEncoder {
   StateEncoder() = default;
   StateEncoder(const ecs::Registry& reg, StateEntities entities);
   const StateEntities& entities() const { return entities_; }
-  // One captured sample of now into `out` (its old content replaced): what the finisher makes
-  // the file's sample of.
-  void capture(const ecs::Registry& reg, std::string& out);
+  // The size of a captured sample of now (what the finisher makes the file's sample of);
+  // capture(out) then writes that many bytes at `out`, until the registry changes.
+  // @throws Error when a model has more rotor speeds than a sample holds.
+  std::size_t prepare(const ecs::Registry& reg);
+  void capture(char* out) const;
   // The finisher of this encoder's captured samples (copied for the thread that runs it).
   const StateFinisher& finisher() const { return finish_; }
   // capture, then finish: one sample of now as the file holds it, into `out`.
@@ -113,6 +115,7 @@ class StateEncoder {
   StateFinisher finish_;
   std::size_t header_size_ = 0;    // the kind, the presence bytes and rotor counts
   std::size_t fixed_doubles_ = 0;  // a sample's doubles but the rotor speeds
+  std::size_t size_ = 0;           // prepare's
   std::string captured_;           // encode's
   std::uint64_t epoch_ = ~0ull;
 };

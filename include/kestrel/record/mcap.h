@@ -39,7 +39,7 @@ Compression parse_compression(const std::string& name);
 struct McapOptions {
   Compression compression = Compression::kZstd;
   Duration chunk_span = std::chrono::seconds(1);  ///< log time one chunk spans at most
-  std::size_t chunk_bytes = 4 << 20;   ///< a chunk is cut once its records reach this [bytes]
+  std::size_t chunk_bytes = 4 << 20;  ///< a chunk is cut once its records reached this [bytes]
   /// Cut chunks not yet in the file at most (compressed and written by the writer's thread, in
   /// order); a cut waits while this many are. With the open chunk, a SIGKILL loses at most
   /// (chunks_in_flight + 1) · chunk_span of log time. At least 1.
@@ -75,10 +75,13 @@ class McapWriter {
   /// so a quiet stretch does not keep a chunk open. @throws Error when a write fails.
   void advance(std::uint64_t log_time_ns);
   /// A Message (publish time = log time; sequence: the channel's message count). Cuts the
-  /// chunk first when the message would make it span `chunk_span`, and after it when the
-  /// chunk reached `chunk_bytes`.
+  /// chunk first when the message would make it span `chunk_span` or when the chunk has
+  /// reached `chunk_bytes`.
   /// @pre `channel` was returned by add_channel. @throws Error when a write fails.
   void write(std::uint16_t channel, std::uint64_t log_time_ns, std::string_view data);
+  /// write() of `size` bytes the caller puts at the pointer returned, before its next call:
+  /// a message made in place, without a copy.
+  char* message(std::uint16_t channel, std::uint64_t log_time_ns, std::size_t size);
   /// What becomes of a channel's messages on the writer's thread, just before their chunk is
   /// compressed: `finish(written, out)` gets the bytes write() was given and puts the message's
   /// bytes into `out` (empty at each call). The caller's thread hands over what is cheap to
@@ -149,6 +152,7 @@ class McapWriter {
   std::vector<std::uint64_t> channel_counts_{0};
   // the open chunk
   std::string records_, compressed_;
+  std::size_t prefetched_ = 0;  // records_'s bytes before this asked for (message)
   std::uint64_t chunk_start_ = 0, chunk_end_ = 0;
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> chunk_index_;  // by channel
   std::vector<std::uint16_t> chunk_channels_;
