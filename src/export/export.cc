@@ -575,6 +575,38 @@ const Message* ExportModel::last(std::uint32_t channel) const {
   return nullptr;
 }
 
+bool ExportModel::news(const ecs::Registry& reg,
+                       const std::function<bool(std::uint32_t)>& wanted) const {
+  const Impl& m = *impl_;
+  if (reg.layout_epoch() != m.epoch || m.scene_changed || !m.forced.empty()) return true;
+  // A new reading: what step() sends (its sequence moved) if its channel is wanted.
+  auto moved = [&](const Impl::Feed& f, std::uint64_t seq) {
+    return f.channel && seq != f.seq && wanted(f.channel);
+  };
+  for (const auto& cam : m.cameras) {
+    const auto* r = reg.try_get<c::CameraReading>(cam.entity);
+    if (!r || r->sequence == 0) continue;
+    if (moved(cam.image, r->sequence) || moved(cam.info, r->sequence) ||
+        moved(cam.depth, r->sequence) || moved(cam.points, r->sequence) ||
+        moved(cam.labels, r->sequence)) {
+      return true;
+    }
+  }
+  for (const auto& lidar : m.lidars) {
+    const auto* r = reg.try_get<c::LidarReading>(lidar.entity);
+    if (!r || r->sequence == 0) continue;
+    if (moved(lidar.scan, r->sequence) || moved(lidar.points, r->sequence)) return true;
+  }
+  for (const auto& f : m.json) {
+    if (!f.sequence) continue;  // a state component's: sent when wanted and its text changed
+    Duration t;
+    const std::uint64_t seq = f.sequence_at ? (f.reading ? f.sequence_at(f.reading, t) : 0)
+                                            : f.sequence(reg, f.entity, t);
+    if (seq != 0 && seq != f.seq && wanted(f.channel)) return true;
+  }
+  return false;
+}
+
 void ExportModel::step(const ecs::Registry& reg, const StepContext& ctx,
                        const std::function<bool(std::uint32_t)>& wanted,
                        const std::function<void(Message&&)>& sink) {

@@ -255,6 +255,24 @@ TEST(ExportSensors, CameraImageAndCalibrationEachNewFrame) {
   ASSERT_EQ(cal.p_size(), 12);
   EXPECT_NEAR(cal.k(0), 32 / std::tan(0.6), 1e-6);  // fx = (w/2) / tan(hfov/2)
   EXPECT_EQ(cal.distortion_model(), "plumb_bob");
+  // news(): true at exactly the steps at which step() sends a frame of a wanted channel (a
+  // reader that asks the model only then misses none), and never for channels not wanted.
+  const auto frames = [&](std::uint32_t ch) { return ch == image->id || ch == info->id; };
+  int with = 0, without = 0;
+  for (int i = 0; i < 25; ++i) {
+    runner.step_once();
+    StepContext ctx;
+    ctx.sim_time = runner.info().sim_time;
+    EXPECT_FALSE(model.news(runner.registry(), [](std::uint32_t) { return false; }));
+    const bool news = model.news(runner.registry(), frames);
+    int sent = 0;
+    model.step(runner.registry(), ctx, frames, [&](Message&&) { ++sent; });
+    EXPECT_EQ(news, sent > 0) << "step " << i;
+    (news ? with : without)++;
+    EXPECT_FALSE(model.news(runner.registry(), frames));  // what was new is sent
+  }
+  EXPECT_GE(with, 2);
+  EXPECT_GE(without, 20);
 }
 
 

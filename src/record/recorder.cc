@@ -77,6 +77,13 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
       if (ch.raw_numbers) writer_.set_finisher(mcap_[ch.id], exports::finish_json);
       if (ch.latched) latched_[ch.id] = true;
       period_[ch.id] = period_of(ch);
+      if (ch.latched || (ch.samples && period_[ch.id] == Duration{0})) {
+        // sent when news() says so (the scene changed; a new reading)
+      } else if (period_[ch.id] > Duration{0}) {
+        periodic_.push_back(ch.id);
+      } else {
+        every_step_ = true;  // sent at each change, which only the export model's step sees
+      }
       topics_.emplace_back(ch.id, ch.topic);
     }
     // Kestrel's state channel (for replay), after the export model's.
@@ -113,9 +120,18 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
       std::fill(next_.begin(), next_.end(), Duration{0});
       state_next_ = Duration{0};
     }
+    const bool reset = ctx.sim_time < last_;
     last_ = ctx.sim_time;
     writer_.advance(now);
-    model_->step(reg, ctx, wanted_, sink_);
+    // The export model is asked only at steps where a channel can be due: one of the world's
+    // state at its period (soonest_), a sensor's new reading or the scene (news) — or every step
+    // when a channel of its state is recorded at every change (--record-rate 0). Most steps
+    // have no message (docs/performance.md, "Recording").
+    if (every_step_ || reset || ctx.sim_time >= soonest_ || model_->news(reg, wanted_)) {
+      model_->step(reg, ctx, wanted_, sink_);
+      soonest_ = Duration::max();
+      for (std::uint32_t ch : periodic_) soonest_ = std::min(soonest_, next_[ch]);
+    }
     if (state_channel_ != 0 && !state_ended_ && ctx.sim_time >= state_next_) {
       if (reg.count<components::Model>() != state_models_ ||
           reg.count<components::Link>() != state_links_) {
@@ -207,6 +223,9 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   Duration last_{0};  // the end of the last step recorded
   std::function<bool(std::uint32_t)> wanted_;
   std::function<void(exports::Message&&)> sink_;
+  std::vector<std::uint32_t> periodic_;  // recorded channels with a period (export ids)
+  bool every_step_ = false;              // a recorded channel of the state at every change
+  Duration soonest_{0};                  // when the first of periodic_ is next due
   // The state channel (0: not recorded).
   static constexpr std::uint32_t kStateChannelId = ~0u;  // in topics_
   std::uint16_t state_channel_ = 0;

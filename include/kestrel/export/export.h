@@ -82,14 +82,20 @@ class ExportModel {
   /// The channel of a topic, or nullptr.
   const Channel* find(const std::string& topic) const;
 
-  /// One step (call every step, after PostUpdate): notes what changed in the registry (spawned
-  /// or removed visuals and links: the scene; moved links: the transforms; the clock and stats
-  /// always), then calls `sink` for every channel for which `wanted(channel)` is true and whose
-  /// data changed since the last message this model made for it (or that `force`d). A channel
-  /// not wanted keeps its change pending.
+  /// One step (after PostUpdate): notes what changed in the registry (spawned or removed
+  /// visuals and links: the scene; moved links: the transforms; the clock and stats always),
+  /// then calls `sink` for every channel for which `wanted(channel)` is true and whose data
+  /// changed since the last message this model made for it (or that `force`d). A channel not
+  /// wanted keeps its change pending. Call it every step, or (a reader that wants channels
+  /// at its own times) at least at every step at which news() is true or a channel that is not
+  /// `samples` becomes wanted: what changed in between is seen then.
   void step(const ecs::Registry& reg, const StepContext& ctx,
             const std::function<bool(std::uint32_t)>& wanted,
             const std::function<void(Message&&)>& sink);
+  /// Whether step() now would send a message of a `samples` channel `wanted` (a sensor's new
+  /// reading, a fault), or the scene, or a forced channel, or must note a change of the
+  /// registry's layout — all it may send whatever the time. Much cheaper than step().
+  bool news(const ecs::Registry& reg, const std::function<bool(std::uint32_t)>& wanted) const;
 
   /// Makes every channel's next step() send a message even if nothing changed (a reader
   /// subscribed; after a reset).
