@@ -38,7 +38,7 @@ class Recorder final : public System, public ISystemConfigure, public ISystemPos
   }
 
   void configure(ecs::Entity, const Element&, ecs::Registry& reg, sim::EventBus& events) override {
-    // What the export model is asked each step (made once: last_ is the step's time).
+    // What the export model is asked when it is asked (made once: last_ is the step's time).
     wanted_ = [this](std::uint32_t ch) { return due(ch, last_); };
     sink_ = [this](exports::Message&& m) {
       if (period_[m.channel] > Duration{0}) next_[m.channel] = last_ + period_[m.channel];
