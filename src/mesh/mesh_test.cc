@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
 
 namespace kestrel::mesh {
 namespace {
@@ -52,8 +53,17 @@ std::string collada_box(const Vector3d& h, const std::string& unit, const std::s
 }
 
 components::MeshShape write(const std::string& name, const std::string& text) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("kestrel_mesh_test_" + std::to_string(::getpid()));
+  // One folder per test process, removed when the process ends (not left in the temp folder).
+  struct Dir {
+    fs::path path;
+    ~Dir() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  };
+  static const Dir folder{fs::temp_directory_path() /
+                          ("kestrel_mesh_test_" + std::to_string(::getpid()))};
+  const fs::path& dir = folder.path;
   fs::create_directories(dir);
   components::MeshShape s;
   s.path = (dir / name).string();
