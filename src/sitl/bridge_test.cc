@@ -1033,7 +1033,8 @@ TEST(Px4Bridge, Px4sStandardVtolFliesOnItsGazeboLayout) {
   if (!std::filesystem::exists(model / "model.sdf")) {
     GTEST_SKIP() << "PX4's model zoo (" << KESTREL_SHARED_DIR << "/models/px4/models) is absent";
   }
-  const auto file = std::filesystem::path(testing::TempDir()) / "vtol_layout.sdf";
+  const auto file = std::filesystem::path(testing::TempDir()) /
+                    ("vtol_layout_" + std::to_string(::getpid()) + ".sdf");
   std::ofstream(file) << R"(<?xml version="1.0"?>
 <sdf version="1.9"><world name="w">
   <physics type="ode"><max_step_size>0.004</max_step_size><real_time_factor>0</real_time_factor></physics>
@@ -1046,6 +1047,7 @@ TEST(Px4Bridge, Px4sStandardVtolFliesOnItsGazeboLayout) {
   o.real_time_factor = 0;
   sim::Runner r(o);
   world::load_world_into_runner(file, r);
+  std::filesystem::remove(file);  // read: not left in the temp folder
   attach_bridge(r, Autopilot::kPx4, {"standard_vtol", 23});
   check_channel_maps(r);
   r.configure();
